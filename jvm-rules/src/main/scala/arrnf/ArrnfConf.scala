@@ -1,0 +1,21 @@
+package arrnf
+
+import org.apache.spark.sql.internal.SQLConf
+
+/** The extension's settings. All are runtime SQL settings: they can change in a live session. */
+object ArrnfConf {
+  /** Kill switch: `false` turns every rewrite of the extension off (explain output stays). */
+  val Enabled = "spark.arrnf.enabled"
+
+  /** Per-rule switch: `spark.arrnf.<RuleSimpleName>.enabled`, default true. */
+  def ruleEnabledKey(simpleName: String): String = s"spark.arrnf.$simpleName.enabled"
+
+  /** Testing only: the simple name of a rule that throws instead of running (fault containment). */
+  val FailRule = "spark.arrnf.testing.failRule"
+
+  def enabled(conf: SQLConf = SQLConf.get): Boolean =
+    conf.getConfString(Enabled, "true").trim.equalsIgnoreCase("true")
+
+  def ruleEnabled(simpleName: String, conf: SQLConf = SQLConf.get): Boolean =
+    enabled(conf) && conf.getConfString(ruleEnabledKey(simpleName), "true").trim.equalsIgnoreCase("true")
+}

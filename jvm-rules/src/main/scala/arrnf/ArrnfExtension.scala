@@ -1,0 +1,36 @@
+package arrnf
+
+import org.apache.spark.sql.SparkSessionExtensions
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.rules.Rule
+
+import arrnf.rules._
+
+/**
+ * The one place that registers what pyspark-arrnf adds to Spark. Enable it with
+ * `spark.sql.extensions=arrnf.ArrnfExtension` (the Python package's `configure` does this and also
+ * sets `spark.sql.extendedExplainProviders=arrnf.ArrnfExplainProvider` for `df.explain()`).
+ *
+ * Each rule is wrapped in a [[GuardedRule]]: switchable at runtime (`spark.arrnf.enabled`,
+ * `spark.arrnf.<Rule>.enabled`), excludable by name through `spark.sql.optimizer.excludedRules`,
+ * and unable to fail a query.
+ */
+class ArrnfExtension extends (SparkSessionExtensions => Unit) {
+  override def apply(ext: SparkSessionExtensions): Unit = {
+    ArrnfExtension.operatorOptimizationRules.foreach(r => ext.injectOptimizerRule(_ => new GuardedRule(r)))
+    ArrnfExtension.preCBORules.foreach(r => ext.injectPreCBORule(_ => new GuardedRule(r)))
+  }
+}
+
+object ArrnfExtension {
+  /** Rules run inside Spark's fixed-point "Operator Optimization" batches. */
+  val operatorOptimizationRules: Seq[Rule[LogicalPlan]] = Seq(
+    EliminateUnitJoin
+  )
+
+  /** Rules run once, after operator optimization and before join reordering ("Pre CBO Rules"). */
+  val preCBORules: Seq[Rule[LogicalPlan]] = Seq()
+
+  /** Every rule's full name, as `spark.sql.optimizer.excludedRules` takes it. */
+  def ruleNames: Seq[String] = (operatorOptimizationRules ++ preCBORules).map(_.ruleName)
+}

@@ -1,0 +1,60 @@
+package arrnf
+
+import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicLong
+
+import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.rules.Rule
+
+/**
+ * Wraps one of the extension's rules so that it can never break a user's query.
+ *
+ *  - off when `spark.arrnf.enabled` or `spark.arrnf.<Rule>.enabled` is false (read on every call,
+ *    so both switch in a live session);
+ *  - an exception inside the rule keeps the plan the rule was given, logs a warning naming the rule
+ *    and counts the failure ([[ArrnfStatus.failures]]).
+ *
+ * The wrapper carries the inner rule's name, so `spark.sql.optimizer.excludedRules` and Spark's
+ * rule-effectiveness metrics see `arrnf.rules.<Rule>`, not the wrapper.
+ */
+final class GuardedRule(val inner: Rule[LogicalPlan]) extends Rule[LogicalPlan] with Logging {
+  override val ruleName: String = inner.ruleName
+  private val simpleName = ruleName.substring(ruleName.lastIndexOf('.') + 1)
+
+  override def apply(plan: LogicalPlan): LogicalPlan = {
+    if (!ArrnfConf.ruleEnabled(simpleName, conf)) return plan
+    try {
+      if (conf.getConfString(ArrnfConf.FailRule, "") == simpleName) {
+        throw new IllegalStateException(s"failure injected into $simpleName (${ArrnfConf.FailRule})")
+      }
+      inner(plan)
+    } catch {
+      case NonFatal(e) =>
+        ArrnfStatus.recordFailure(simpleName)
+        logWarning(s"pyspark-arrnf: rule $ruleName failed and was skipped; the query keeps the plan it " +
+          s"had before the rule. Turn it off with ${ArrnfConf.ruleEnabledKey(simpleName)}=false. Cause: $e")
+        plan
+    }
+  }
+}
+
+/** Counters the Python side and the tests read (through py4j: `arrnf.ArrnfStatus`). */
+object ArrnfStatus {
+  private val failureCounts = new ConcurrentHashMap[String, AtomicLong]()
+
+  def recordFailure(rule: String): Unit =
+    failureCounts.computeIfAbsent(rule, _ => new AtomicLong()).incrementAndGet()
+
+  /** Failures per rule since the JVM started. */
+  def failures(): java.util.Map[String, java.lang.Long] =
+    failureCounts.asScala.map { case (k, v) => k -> java.lang.Long.valueOf(v.get()) }.asJava
+
+  def failureCount(rule: String): Long = Option(failureCounts.get(rule)).map(_.get()).getOrElse(0L)
+
+  def sparkVersion: String = BuildInfo.sparkVersion
+  def version: String = BuildInfo.version
+}

@@ -1,0 +1,46 @@
+package arrnf
+
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * A real local SparkSession with the extension, plan-change validation on and `spark.testing` set
+ * (build.sbt), so Spark checks idempotence, convergence and dangling references of every rule.
+ */
+trait ArrnfSparkSuite extends AnyFunSuite with BeforeAndAfterAll {
+  @transient lazy val spark: SparkSession = SparkSession.builder()
+    .master("local[2]")
+    .appName(getClass.getSimpleName)
+    .config("spark.ui.enabled", "false")
+    .config("spark.sql.shuffle.partitions", "4")
+    .config("spark.sql.planChangeValidation", "true")
+    .withExtensions(new ArrnfExtension)
+    .getOrCreate()
+
+  override def afterAll(): Unit = {
+    try spark.stop() finally super.afterAll()
+  }
+
+  /** Runs `body` with the extension's rewrites on or off. */
+  def withArrnf[T](enabled: Boolean)(body: => T): T = {
+    val before = spark.conf.getOption(ArrnfConf.Enabled)
+    spark.conf.set(ArrnfConf.Enabled, enabled.toString)
+    try body finally before.fold(spark.conf.unset(ArrnfConf.Enabled))(spark.conf.set(ArrnfConf.Enabled, _))
+  }
+
+  /** The optimized plan and the rows of `sql`, planned and run with the rewrites on or off. */
+  def run(sql: String, enabled: Boolean): (LogicalPlan, Seq[Row]) = withArrnf(enabled) {
+    val df: DataFrame = spark.sql(sql)
+    (df.queryExecution.optimizedPlan, df.collect().toSeq)
+  }
+
+  /** Asserts equal bags of rows with the rewrites on and off; returns both optimized plans. */
+  def assertSameBothWays(sql: String): (LogicalPlan, LogicalPlan) = {
+    val (onPlan, onRows) = run(sql, enabled = true)
+    val (offPlan, offRows) = run(sql, enabled = false)
+    assert(onRows.map(_.toString).sorted == offRows.map(_.toString).sorted, s"results differ for:\n$sql")
+    (onPlan, offPlan)
+  }
+}

@@ -1,0 +1,24 @@
+"""pyspark-arrnf: Spark queries in Arrangement Normal Form, and ring laws that make them cheaper.
+
+Start here::
+
+    import pyspark_arrnf
+    spark = pyspark_arrnf.session()                    # a local session with the extension loaded
+    builder = pyspark_arrnf.configure(SparkSession.builder)  # or add it to your own builder
+"""
+from .errors import ArrnfSetupError
+from .jar import jar_info, jar_path
+from .session import configure, is_loaded, rule_failures, session, set_enabled
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ArrnfSetupError",
+    "configure",
+    "is_loaded",
+    "jar_info",
+    "jar_path",
+    "rule_failures",
+    "session",
+    "set_enabled",
+]

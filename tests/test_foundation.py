@@ -1,0 +1,133 @@
+"""The foundation: the jar in the package, session set-up, switches, fault containment, explain."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+
+import pyspark_arrnf
+from pyspark_arrnf import ArrnfSetupError
+from pyspark_arrnf.compare import optimized_plan
+from pyspark_arrnf.jar import built_for, jar_info
+from pyspark_arrnf.testing import assert_same_both_ways
+
+UNIT_JOIN = "select t.id, u.one from range(10) t cross join (select 1 as one) u"
+
+
+def test_extension_is_loaded_and_built_for_the_running_spark(spark):
+    assert pyspark_arrnf.is_loaded(spark)
+    info = jar_info()
+    assert info.path.name == "arrnf-jvm-rules.jar" and "pyspark_arrnf" in str(info.path)
+    assert info.spark_version == spark.version == "4.3.0"
+    assert info.scala_version == "2.13.18"
+    assert spark._jvm.arrnf.ArrnfStatus.sparkVersion() == spark.version
+
+
+def test_version_mismatch_names_both_versions():
+    with pytest.raises(ArrnfSetupError, match=r"this Spark is 3\.5\.1.*built for Spark 4\.3\.0"):
+        built_for("3.5.1")
+    assert built_for("4.3.7")  # a patch release differs only in the third number
+
+
+def test_missing_jar_says_how_to_build_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("ARRNF_JAR", str(tmp_path / "nope.jar"))
+    with pytest.raises(ArrnfSetupError, match="dev/setup"):
+        pyspark_arrnf.jar_path()
+
+
+def test_wrong_file_as_jar(monkeypatch, tmp_path):
+    bad = tmp_path / "bad.jar"
+    bad.write_text("not a zip")
+    monkeypatch.setenv("ARRNF_JAR", str(bad))
+    with pytest.raises(ArrnfSetupError, match="not a pyspark-arrnf jar"):
+        jar_info()
+
+
+def test_missing_java_is_one_clear_message(monkeypatch):
+    from pyspark_arrnf.session import check_java
+
+    monkeypatch.setenv("JAVA_HOME", "/nonexistent-jdk")
+    with pytest.raises(ArrnfSetupError, match="No Java found"):
+        check_java()
+
+
+def test_configure_appends_to_existing_settings(spark):
+    from pyspark.sql import SparkSession
+
+    b = SparkSession.Builder().config("spark.sql.extensions", "com.example.Ext").config("spark.jars", "/x.jar")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pyspark_arrnf.configure(b)
+        pyspark_arrnf.configure(b)  # twice adds nothing twice
+    assert b._options["spark.sql.extensions"] == "com.example.Ext,arrnf.ArrnfExtension"
+    assert b._options["spark.jars"].startswith("/x.jar,") and b._options["spark.jars"].endswith("arrnf-jvm-rules.jar")
+    assert b._options["spark.sql.extendedExplainProviders"] == "arrnf.ArrnfExplainProvider"
+    # a session is running in this process: configure must say that the static setting will not apply
+    assert any("already running" in str(w.message) and "spark.stop()" in str(w.message) for w in caught)
+
+
+def test_kill_switch_turns_rewrites_off_and_on_in_a_live_session(spark):
+    on, off = assert_same_both_ways(spark, UNIT_JOIN)
+    assert "Join" not in on.plan and "Join" in off.plan
+    assert sorted(r.id for r in on.rows) == list(range(10))
+
+
+def test_rule_switch_and_excluded_rules(spark, conf):
+    conf({"spark.arrnf.EliminateUnitJoin.enabled": "false"})
+    assert "Join" in optimized_plan(spark.sql(UNIT_JOIN))
+    conf({"spark.arrnf.EliminateUnitJoin.enabled": "true",
+          "spark.sql.optimizer.excludedRules": "arrnf.rules.EliminateUnitJoin"})
+    assert "Join" in optimized_plan(spark.sql(UNIT_JOIN))
+    conf({"spark.sql.optimizer.excludedRules": ""})
+    assert "Join" not in optimized_plan(spark.sql(UNIT_JOIN))
+
+
+def test_a_failing_rule_keeps_the_plan_and_counts(spark, conf):
+    before = pyspark_arrnf.rule_failures(spark).get("EliminateUnitJoin", 0)
+    conf({"spark.arrnf.testing.failRule": "EliminateUnitJoin"})
+    df = spark.sql(UNIT_JOIN)
+    assert "Join" in optimized_plan(df)  # the plan the rule was given
+    assert df.count() == 10  # and the query still runs
+    assert pyspark_arrnf.rule_failures(spark)["EliminateUnitJoin"] > before
+
+
+def test_explain_has_an_arrnf_section(spark, capsys):
+    spark.sql(UNIT_JOIN).explain(mode="extended")
+    out = capsys.readouterr().out
+    assert "== Extended Information (ArrNF) ==" in out and "built for Spark 4.3.0" in out
+
+
+def test_packaged_workloads_are_complete():
+    from pyspark_arrnf.data import queries
+
+    assert len(queries("tpch")) == 22 and len(queries("tpcds")) == 103
+    assert "c_last_review_date_sk" in queries("tpcds")["q30"]
+
+
+def test_generated_tables_are_registered(spark, tpch_db, tpcds_db):
+    assert len(spark.catalog.listTables(tpch_db)) == 8
+    assert len(spark.catalog.listTables(tpcds_db)) >= 24
+    assert spark.table(f"{tpch_db}.lineitem").count() > 0
+
+
+def test_session_helper_in_a_new_process_warns_when_configured_late(tmp_path):
+    """Configure after getOrCreate(): the extension cannot load, and the user is told why."""
+    script = tmp_path / "late.py"
+    script.write_text(textwrap.dedent("""
+        import warnings
+        from pyspark.sql import SparkSession
+        import pyspark_arrnf
+        spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            pyspark_arrnf.configure(SparkSession.builder)
+        print("LOADED" if pyspark_arrnf.is_loaded(spark) else "NOT LOADED")
+        print(" | ".join(str(x.message) for x in w))
+        spark.stop()
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert "NOT LOADED" in out.stdout, out.stderr[-2000:]
+    assert "spark.stop()" in out.stdout
