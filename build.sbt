@@ -39,7 +39,7 @@ lazy val jvmRules = (project in file("jvm-rules"))
     Test / fork := true,
     Test / parallelExecution := false,
     Test / javaOptions ++= Seq(
-      "-Xmx3g",
+      "-Xmx2g",
       "-XX:+IgnoreUnrecognizedVMOptions",
       "--add-opens=java.base/java.lang=ALL-UNNAMED",
       "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",

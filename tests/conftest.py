@@ -22,7 +22,7 @@ SESSION_CONF = {
     "spark.default.parallelism": "4",
     "spark.ui.enabled": "false",
     "spark.sql.planChangeValidation": "true",
-    "spark.driver.memory": "3g",
+    "spark.driver.memory": "2g",
     "spark.sql.adaptive.enabled": "true",
 }
 
