@@ -1,0 +1,108 @@
+"""Turns ``report.json`` into ``report.md`` (headline ratios, then every query) and ``ratios.png``.
+
+Ratios are vanilla ÷ extension, so above 1 means the extension is faster. A query counts as slower
+only when its ratio falls below 1 by more than twice the run-to-run noise of either side (relative
+median absolute deviation of its runs).
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+
+def _geomean(xs) -> float:
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+
+
+def frame(results: list[dict]) -> pd.DataFrame:
+    rows = []
+    for e in results:
+        if "error" in e:
+            rows.append({"kind": e["kind"], "query": e["name"], "broadcast": e["broadcast"], "error": e["error"]})
+            continue
+        off, on = e["off"], e["on"]
+        noise = max(off["noise"], on["noise"])
+        arr_off, arr_on = off.get("arrnf") or {}, on.get("arrnf") or {}
+        rows.append({
+            "kind": e["kind"], "query": e["name"], "broadcast": e["broadcast"],
+            "vanilla_s": off["median_s"], "arrnf_s": on["median_s"], "ratio": e["ratio"], "noise": noise,
+            "slower": e["ratio"] < 1 / (1 + 2 * noise) - 1e-9,
+            "opt_ms_vanilla": off["optimization_ms"], "opt_ms_arrnf": on["optimization_ms"],
+            "explain_ms": 1000 * (on.get("arrnf_s") or 0),
+            "exchange": f"{off['physical']['exchange']}→{on['physical']['exchange']}",
+            "sort": f"{off['physical']['sort']}→{on['physical']['sort']}",
+            "join": f"{off['physical']['join']}→{on['physical']['join']}",
+            "aggregate": f"{off['physical']['aggregate']}→{on['physical']['aggregate']}",
+            "arrangements": f"{arr_off.get('arrangements', '?')}→{arr_on.get('arrangements', '?')}",
+            "est_bytes": f"{arr_off.get('bytes', '?')}→{arr_on.get('bytes', '?')}",
+            "fired": ",".join(e.get("fired") or []),
+            "error": "",
+        })
+    return pd.DataFrame(rows)
+
+
+def write_report(folder: Path) -> None:
+    data = json.loads((folder / "report.json").read_text())
+    df = frame(data["queries"])
+    m = data["machine"]
+    ok = df[df["error"] == ""] if "error" in df else df
+    lines = [
+        "# pyspark-arrnf vs vanilla Spark",
+        "",
+        f"Machine: {m['cpus']} cores, {m['memory_gib']} GiB, {m['platform']}; {m['java']}; PySpark {m['pyspark']}; "
+        f"master {m['master']}, driver memory {m['driver_memory']}, {m['shuffle_partitions']} shuffle partitions.",
+        f"Data: TPC-H / TPC-DS at scale factor {m['scale_factor']:g} (tpchgen-cli / tpcgen-cli), synthetic cases at "
+        f"{m['synthetic_scale']:g}× their issue size. {m['warmup']} warm-up and {m['runs']} timed runs of each side, "
+        f"alternating, one Spark process per broadcast setting. Run {m['date']}.",
+        "Ratios are vanilla time ÷ extension time (above 1: the extension is faster). Not official TPC results.",
+        "",
+        "## Headline",
+        "",
+        "| broadcast | queries | geomean run-time ratio | best | worst | slower beyond noise | rules fired in | optimizer time ratio (rules + ArrNF explain) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for b, g in ok.groupby("broadcast", sort=False):
+        best = g.loc[g["ratio"].idxmax()]
+        worst = g.loc[g["ratio"].idxmin()]
+        slower = g[g["slower"]]
+        opt = (g["opt_ms_arrnf"].sum() + g["explain_ms"].sum()) / max(g["opt_ms_vanilla"].sum(), 1e-9)
+        lines.append(
+            f"| {b} | {len(g)} | {_geomean(g['ratio']):.3f} | {best['kind']}:{best['query']} {best['ratio']:.2f} | "
+            f"{worst['kind']}:{worst['query']} {worst['ratio']:.2f} | "
+            f"{', '.join(f'{r.kind}:{r.query} {r.ratio:.2f}' for r in slower.itertuples()) or 'none'} | "
+            f"{(g['fired'] != '').sum()} | {opt:.3f} |"
+        )
+    fired = ok[ok["fired"] != ""]
+    if len(fired):
+        lines += ["", "## Where a rule fired", "", fired.drop(columns=["error", "slower"]).to_markdown(index=False, floatfmt=".3f")]
+    errors = df[df["error"] != ""] if "error" in df else df.iloc[0:0]
+    if len(errors):
+        lines += ["", "## Errors", ""] + [f"* {r.kind}:{r.query} ({r.broadcast}): {r.error}" for r in errors.itertuples()]
+    lines += ["", "## Every query", "", ok.drop(columns=["error"]).to_markdown(index=False, floatfmt=".3f"), ""]
+    (folder / "report.md").write_text("\n".join(lines))
+    _plot(ok, folder / "ratios.png")
+
+
+def _plot(df: pd.DataFrame, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(max(10, len(df) * 0.06), 4.5))
+    for b, g in df.groupby("broadcast", sort=False):
+        labels = [f"{k}:{q}" for k, q in zip(g["kind"], g["query"])]
+        ax.plot(range(len(g)), g["ratio"], marker="o", linestyle="", markersize=3, label=f"broadcast {b}")
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_ylabel("vanilla ÷ extension run time (log)")
+    ax.set_xlabel("query (TPC-H, TPC-DS, synthetic in order)")
+    ax.set_title("pyspark-arrnf: per-query run-time ratio (above 1 = faster)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,231 @@
+"""The benchmark: pyspark-arrnf against vanilla Spark, side by side in one run.
+
+    python bench/run.py                      # scale factor 1, TPC-H + TPC-DS + synthetic, broadcast on and off
+    python bench/run.py --scale 0.1 --runs 3 --only tpch:q1,tpcds:q71,synthetic:unit_join
+
+For each broadcast setting one Spark process is started (``worker``); in it every query runs with
+the extension's rewrites off (vanilla) and on, alternating, after a warm-up of each. Per query it
+records run times (median, spread), Spark's planning phases (``QueryPlanningTracker``), counts of
+Exchange / Sort / join / aggregate operators in both final physical plans, the ArrNF arrangement
+count and estimated bytes before and after the rules (when the normalizer is present), and which
+rules fired. The parent merges the parts into ``report.json``, ``report.md`` and ``ratios.png``
+under ``bench/results/<time>/``.
+
+"Vanilla" is the same session with ``spark.arrnf.enabled=false``: every rule returns its input at
+once, and the ArrNF explain section is not produced, so vanilla timings carry no work of ours.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+
+def _median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def _rel_mad(xs):
+    """Median absolute deviation over the median: run-to-run noise of one side."""
+    if len(xs) < 2:
+        return 0.0
+    m = statistics.median(xs)
+    return statistics.median(abs(x - m) for x in xs) / m if m else 0.0
+
+
+def _workload(only: set[str] | None, kinds: list[str]):
+    from cases import CASES
+    from pyspark_arrnf.data import queries
+
+    def key(name):  # q14a after q14, q2 before q10
+        digits = "".join(c for c in name if c.isdigit())
+        return (int(digits or 0), name)
+
+    items = []
+    for kind in ("tpch", "tpcds"):
+        if kind in kinds:
+            for name, sql in sorted(queries(kind).items(), key=lambda kv: key(kv[0])):
+                items.append((kind, name, sql, None))
+    if "synthetic" in kinds:
+        for c in CASES:
+            items.append(("synthetic", c.name, c.sql, c))
+    if only:
+        items = [it for it in items if f"{it[0]}:{it[1]}" in only]
+    return items
+
+
+def _arrnf_summary(spark, df):
+    """Arrangement count and estimated bytes of the ArrNF program, if the normalizer is present."""
+    try:
+        import pyspark_arrnf
+
+        plan = pyspark_arrnf.arrnf(df)
+        return plan.summary()
+    except Exception as e:  # noqa: BLE001 - the benchmark reports what it could not measure
+        return {"error": type(e).__name__}
+
+
+def _one_run(spark, sql, enabled, want_details):
+    from pyspark_arrnf.compare import arrnf_enabled
+
+    jvm = spark._jvm
+    with arrnf_enabled(spark, enabled):
+        t0 = time.perf_counter()
+        df = spark.sql(sql)
+        jdf = df._jdf
+        phases = {str(k): int(v) for k, v in dict(jvm.arrnf.PlanFacts.phaseMillis(jdf)).items()}
+        t1 = time.perf_counter()
+        n = len(df.collect())
+        t2 = time.perf_counter()
+        out = {"total_s": t2 - t0, "plan_s": t1 - t0, "phases_ms": phases, "rows": n}
+        if want_details:
+            out["physical"] = {str(k): int(v) for k, v in dict(jvm.arrnf.PlanFacts.physicalCounts(jdf)).items()}
+            out["fired"] = [str(x) for x in jvm.arrnf.PlanFacts.firedRules(jdf)]
+            t3 = time.perf_counter()
+            out["arrnf"] = _arrnf_summary(spark, df)
+            out["arrnf_s"] = time.perf_counter() - t3
+    return out
+
+
+def worker(args) -> int:
+    import pyspark_arrnf
+    from pyspark_arrnf.data import generate, register_tables
+
+    conf = {
+        "spark.sql.shuffle.partitions": str(args.partitions),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.memory": args.driver_memory,
+        "spark.sql.autoBroadcastJoinThreshold": "10485760" if args.broadcast == "on" else "-1",
+    }
+    spark = pyspark_arrnf.session(conf=conf)
+    spark.sparkContext.setLogLevel("ERROR")
+    kinds = args.kinds.split(",")
+    for kind in ("tpch", "tpcds"):
+        if kind in kinds:
+            register_tables(spark, generate(kind, args.scale), database=kind)
+    only = set(args.only.split(",")) if args.only else None
+    results = []
+    items = _workload(only, kinds)
+    for i, (kind, name, sql, case) in enumerate(items):
+        entry = {"kind": kind, "name": name, "broadcast": args.broadcast}
+        saved = {}
+        try:
+            if kind in ("tpch", "tpcds"):
+                spark.catalog.setCurrentDatabase(kind)
+            else:
+                spark.catalog.setCurrentDatabase("default")
+                case.setup(spark, args.synthetic_scale)
+                for k, v in case.settings:
+                    saved[k] = spark.conf.get(k, None)
+                    spark.conf.set(k, v)
+            sides = {"off": [], "on": []}
+            details = {}
+            for r in range(args.warmup + args.runs):
+                order = ("off", "on") if r % 2 == 0 else ("on", "off")
+                for side in order:
+                    res = _one_run(spark, sql, side == "on", side not in details)
+                    if side not in details:
+                        details[side] = {k: res[k] for k in ("physical", "fired", "arrnf", "arrnf_s", "rows")}
+                    if r >= args.warmup:
+                        sides[side].append(res)
+            for side in ("off", "on"):
+                runs = sides[side]
+                totals = [x["total_s"] for x in runs]
+                entry[side] = {
+                    "median_s": _median(totals),
+                    "runs_s": totals,
+                    "noise": _rel_mad(totals),
+                    "optimization_ms": _median([x["phases_ms"].get("optimization", 0) for x in runs]),
+                    "planning_ms": _median([sum(x["phases_ms"].values()) for x in runs]),
+                    **details[side],
+                }
+            entry["ratio"] = entry["off"]["median_s"] / entry["on"]["median_s"]
+            entry["fired"] = details["on"]["fired"]
+        except Exception as e:  # noqa: BLE001 - one failing query must not end the run
+            entry["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
+        finally:
+            for k, v in saved.items():
+                spark.conf.unset(k) if v is None else spark.conf.set(k, v)
+        results.append(entry)
+        status = entry.get("error") or f"ratio {entry['ratio']:.2f}  fired {entry['fired']}"
+        print(f"[{args.broadcast} {i + 1}/{len(items)}] {kind}:{name}  {status}", flush=True)
+    Path(args.out).write_text(json.dumps(results, indent=1))
+    spark.stop()
+    return 0
+
+
+def _machine(args) -> dict:
+    import pyspark
+
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return {
+        "cpus": os.cpu_count(), "memory_gib": round(mem, 1), "platform": platform.platform(),
+        "python": platform.python_version(), "java": java, "pyspark": pyspark.__version__,
+        "scale_factor": args.scale, "synthetic_scale": args.synthetic_scale, "runs": args.runs,
+        "warmup": args.warmup, "shuffle_partitions": args.partitions, "driver_memory": args.driver_memory,
+        "master": "local[2]", "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("mode", nargs="?", default="all", choices=["all", "worker", "report"])
+    p.add_argument("--scale", type=float, default=1.0, help="TPC-H / TPC-DS scale factor")
+    p.add_argument("--synthetic-scale", type=float, default=1.0, help="size of the synthetic cases (1 = issue size)")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--partitions", type=int, default=8)
+    p.add_argument("--driver-memory", default="12g")
+    p.add_argument("--kinds", default="tpch,tpcds,synthetic")
+    p.add_argument("--broadcast", default="on,off")
+    p.add_argument("--only", help="comma-separated kind:name, e.g. tpcds:q71,synthetic:unit_join")
+    p.add_argument("--out", help="worker: its JSON part; report: the results folder")
+    args = p.parse_args(argv)
+    if args.mode == "worker":
+        return worker(args)
+    if args.mode == "report":
+        from report import write_report
+
+        write_report(Path(args.out))
+        return 0
+
+    from pyspark_arrnf.data import generate
+
+    for kind in ("tpch", "tpcds"):
+        if kind in args.kinds.split(","):
+            print(f"data: {generate(kind, args.scale)}", flush=True)
+    out = Path(args.out or HERE / "results" / time.strftime("%Y%m%d-%H%M%S"))
+    out.mkdir(parents=True, exist_ok=True)
+    parts = []
+    for b in args.broadcast.split(","):
+        part = out / f"part-broadcast-{b}.json"
+        cmd = [sys.executable, __file__, "worker", "--broadcast", b, "--out", str(part)]
+        for flag in ("scale", "synthetic_scale", "runs", "warmup", "partitions", "driver_memory", "kinds", "only"):
+            v = getattr(args, flag)
+            if v is not None:
+                cmd += [f"--{flag.replace('_', '-')}", str(v)]
+        subprocess.run(cmd, check=True)
+        parts.append(part)
+    results = [e for part in parts for e in json.loads(part.read_text())]
+    (out / "report.json").write_text(json.dumps({"machine": _machine(args), "queries": results}, indent=1))
+    from report import write_report
+
+    write_report(out)
+    print(f"report: {out / 'report.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
