@@ -1,4 +1,5 @@
 """Building the package builds the extension jar first, so that the jar is part of the package data."""
+import os
 import subprocess
 from pathlib import Path
 
@@ -12,7 +13,11 @@ JAR = ROOT / "pyspark_arrnf" / "jars" / "arrnf-jvm-rules.jar"
 class BuildJarThenPy(build_py):
     def run(self):
         if not JAR.exists():
-            subprocess.run(["bash", str(ROOT / "dev" / "build-jar")], check=True)
+            # Compile against the PySpark of the build environment (a build requirement).
+            import pyspark
+
+            env = dict(os.environ, ARRNF_SPARK_JARS=os.path.join(os.path.dirname(pyspark.__file__), "jars"))
+            subprocess.run(["bash", str(ROOT / "dev" / "build-jar")], check=True, env=env)
         super().run()
 
 
