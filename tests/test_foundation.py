@@ -131,3 +131,21 @@ def test_session_helper_in_a_new_process_warns_when_configured_late(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert "NOT LOADED" in out.stdout, out.stderr[-2000:]
     assert "spark.stop()" in out.stdout
+
+
+def test_the_wheel_carries_the_jar_and_the_query_texts(tmp_path):
+    """`pip install` of the project gives users everything: the jar is package data."""
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), str(root)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    (wheel,) = tmp_path.glob("pyspark_arrnf-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "pyspark_arrnf/jars/arrnf-jvm-rules.jar" in names
+    assert "pyspark_arrnf/workloads/NOTICE.md" in names
+    assert sum(n.startswith("pyspark_arrnf/workloads/tpcds/") for n in names) == 103
