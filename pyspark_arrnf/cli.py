@@ -32,7 +32,7 @@ limit 5
 def _session(args):
     from .session import session
 
-    conf = {"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false"}
+    conf = {"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
     for kv in getattr(args, "conf", None) or []:
         k, _, v = kv.partition("=")
         conf[k] = v

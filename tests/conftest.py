@@ -21,6 +21,7 @@ SESSION_CONF = {
     "spark.sql.shuffle.partitions": "4",
     "spark.default.parallelism": "4",
     "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
     "spark.sql.planChangeValidation": "true",
     "spark.driver.memory": "2g",
     "spark.sql.adaptive.enabled": "true",
