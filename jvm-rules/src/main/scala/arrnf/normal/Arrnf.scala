@@ -13,7 +13,18 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
  */
 object Arrnf {
   def program(plan: LogicalPlan, name: String): ArrnfProgram = Normalizer(plan, name)
-  def program(df: Dataset[_], name: String): ArrnfProgram = program(df.queryExecution.optimizedPlan, name)
+  def program(df: Dataset[_], name: String): ArrnfProgram = program(optimized(df), name)
+
+  /**
+   * The optimized plan of `df`. A streaming Dataset cannot be planned as a batch query (Spark
+   * refuses before optimizing), so its analyzed plan goes through the session's optimizer directly.
+   */
+  def optimized(df: Dataset[_]): LogicalPlan =
+    if (!df.isStreaming) df.queryExecution.optimizedPlan
+    else {
+      val qe = df.queryExecution
+      qe.sparkSession.withActive(qe.sparkSession.sessionState.optimizer.execute(qe.analyzed.clone()))
+    }
 
   def text(df: Dataset[_], name: String): String = TextFormat(program(df, name))
   def text(df: Dataset[_]): String = text(df, "query")

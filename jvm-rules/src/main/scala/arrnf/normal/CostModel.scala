@@ -85,17 +85,20 @@ object CostModel {
     val values: Seq[Attribute] = if (h.kind == "ArrangeBy") all.filterNot(refs.contains) else all
     val valueWidth = values.map(a => Try(a.dataType.defaultSize).getOrElse(8)).sum
     val (rows, source) = estimateRows(arranged)
-    val bytes = rows.map(r => r * (keyWidth + valueWidth + UpdateOverhead))
+    val bytes = rows.map(r => (BigInt(r) * (keyWidth + valueWidth + UpdateOverhead)).min(BigInt(Long.MaxValue)).toLong)
     Cost(n, rule, h.keys, values.map(_.name), rows, bytes, source, why)
   }
 
   def estimateRows(p: LogicalPlan): (Option[Long], String) = Try(p.stats).toOption match {
     case None => (None, "unknown")
+    case Some(_) if p.isStreaming => (None, "unknown")
     case Some(s) => s.rowCount match {
       case Some(rc) => (Some(rc.toLong), "rowCount")
       case None =>
         val default = BigInt(SQLConf.get.defaultSizeInBytes)
-        if (s.sizeInBytes >= default || s.sizeInBytes <= 0) (None, "unknown")
+        // A leaf of unknown size makes every size above it a guess derived from Long.MaxValue.
+        val unknownLeaf = p.collectLeaves().exists(l => Try(l.stats.sizeInBytes >= default).getOrElse(true))
+        if (s.sizeInBytes >= default || s.sizeInBytes <= 0 || unknownLeaf) (None, "unknown")
         else {
           val width = 8 + p.output.map(_.dataType.defaultSize).sum
           (Some((s.sizeInBytes / width).max(1).min(BigInt(Long.MaxValue)).toLong), "sizeInBytes")

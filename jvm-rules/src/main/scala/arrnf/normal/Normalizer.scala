@@ -184,7 +184,7 @@ final class Normalizer(rootName: String) {
 
   private def cachedName(p: LogicalPlan): Option[String] = p match {
     case r: InMemoryRelation =>
-      Some(r.cacheBuilder.tableName.getOrElse(s"cache@${Integer.toHexString(System.identityHashCode(r.cacheBuilder))}"))
+      Some(r.cacheBuilder.tableName.getOrElse(r.output.map(_.name).mkString("cached(", ", ", ")")))
     case _ => None
   }
 
@@ -228,7 +228,8 @@ final class Normalizer(rootName: String) {
     case w: Window =>
       val in = w.child.output
       Some((Head("Reduce", Seq(w.partitionSpec.map(render(_, in, ctx))),
-        w.windowExpressions.map(e => AggTerm(render(e, in, ctx), "window", distinct = false)),
+        w.windowExpressions.map(e => AggTerm(render(e.transform { case we: WindowExpression => we.windowFunction },
+          in, ctx), "window", distinct = false)),
         order = w.orderSpec.map(render(_, in, ctx)), mode = Some("window")), w.child, toBody(w.child, ctx)))
     case w: WindowGroupLimit =>
       val in = w.child.output
@@ -481,7 +482,8 @@ final class Normalizer(rootName: String) {
     case r: DataSourceV2Relation => GetLeaf(tableName(r.name), if (r.isStreaming) "stream" else "table")
     case r: DataSourceV2ScanRelation => GetLeaf(tableName(r.relation.name), "table")
     case other if other.isStreaming =>
-      GetLeaf(Try(other.simpleString(5)).getOrElse(other.nodeName).take(80), "stream")
+      val source = Try(other.getClass.getMethod("sourceName").invoke(other).toString).getOrElse(other.nodeName)
+      GetLeaf(source, "stream")
     case other if other.nodeName.contains("Relation") || other.nodeName.contains("RDD") || other.nodeName.contains("Scan") =>
       GetLeaf(other.nodeName, "table")
     case other =>
