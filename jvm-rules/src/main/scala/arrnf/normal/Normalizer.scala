@@ -500,7 +500,10 @@ final class Normalizer(rootName: String) {
     }
     val both = j.left.output ++ j.right.output
     val on = lk.zip(rk).map { case (l, r) => s"${render(l, both, ctx)} = ${render(r, both, ctx)}" }
-    val jt = j.joinType.sql.toLowerCase(java.util.Locale.ROOT).replace(' ', '_')
+    val jt = (j.joinType match {
+      case _: org.apache.spark.sql.catalyst.plans.ExistenceJoin => "existence"
+      case other => Try(other.sql).getOrElse(other.toString)
+    }).toLowerCase(java.util.Locale.ROOT).replace(' ', '_')
     val keyText = if (on.isEmpty) "no keys (cross product)" else on.mkString(", ")
     val left = arrangedBlock(j.left, lk, ctx, s"$jt join on $keyText in ${ctx.block.name}")
     val right = arrangedBlock(j.right, rk, ctx, s"$jt join on $keyText in ${ctx.block.name}")
