@@ -1,0 +1,53 @@
+package arrnf.normal
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.classic.Dataset
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
+
+/**
+ * Entry points (also for Python through py4j): `Arrnf.text(df)`, `Arrnf.json(df)`, and the same for
+ * an optimized logical plan. The normalizer reads the *optimized* plan (what runs).
+ */
+object Arrnf {
+  def program(plan: LogicalPlan, name: String): ArrnfProgram = Normalizer(plan, name)
+  def program(df: Dataset[_], name: String): ArrnfProgram = program(optimized(df), name)
+
+  /**
+   * The optimized plan of `df`. A streaming Dataset cannot be planned as a batch query (Spark
+   * refuses before optimizing), so its analyzed plan goes through the session's optimizer directly.
+   */
+  def optimized(df: Dataset[_]): LogicalPlan =
+    if (!df.isStreaming) df.queryExecution.optimizedPlan
+    else {
+      val qe = df.queryExecution
+      qe.sparkSession.withActive(qe.sparkSession.sessionState.optimizer.execute(qe.analyzed.clone()))
+    }
+
+  def text(df: Dataset[_], name: String): String = TextFormat(program(df, name))
+  def text(df: Dataset[_]): String = text(df, "query")
+  def json(df: Dataset[_], name: String): String = JsonFormat(program(df, name))
+  def json(df: Dataset[_]): String = json(df, "query")
+  def textOfPlan(plan: LogicalPlan, name: String): String = TextFormat(program(plan, name))
+  def jsonOfPlan(plan: LogicalPlan, name: String): String = JsonFormat(program(plan, name))
+
+  /** The optimized logical plan behind a physical plan, as `df.explain()` hands it over. */
+  def logicalOf(plan: SparkPlan): Option[LogicalPlan] = plan match {
+    case a: AdaptiveSparkPlanExec => Option(a.context).map(_.qe.optimizedPlan).orElse(a.inputPlan.logicalLink)
+    case p =>
+      p.logicalLink.orElse(if (p.children.size == 1) logicalOf(p.children.head) else None)
+  }
+
+  /** The ArrNF text for explain: never throws, a one-line message instead. */
+  def explain(plan: SparkPlan): String = try {
+    logicalOf(plan) match {
+      case Some(lp) => TextFormat(program(lp, "query"))
+      case None => "ArrNF: no logical plan is linked to this physical plan; use pyspark_arrnf.arrnf(df)."
+    }
+  } catch {
+    case e: Throwable if NonFatal(e) || e.isInstanceOf[StackOverflowError] =>
+      s"ArrNF: could not normalize this plan (${e.getClass.getSimpleName}: ${String.valueOf(e.getMessage).linesIterator.nextOption().getOrElse("")})"
+  }
+}

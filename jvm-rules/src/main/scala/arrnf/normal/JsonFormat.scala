@@ -1,0 +1,71 @@
+package arrnf.normal
+
+import org.json4s._
+import org.json4s.jackson.JsonMethods
+
+/** The JSON form of an ArrNF program; the schema is documented in docs/arrnf-json.md. */
+object JsonFormat {
+  private def strs(xs: Seq[String]): JValue = JArray(xs.map(JString(_)).toList)
+  private def opt[T](o: Option[T])(f: T => JValue): JValue = o.map(f).getOrElse(JNull)
+
+  def unary(u: UnaryOp): JValue = JObject("op" -> JString(u.op), "args" -> strs(u.args))
+
+  def get(g: GetLeaf): JValue = JObject("kind" -> JString("Get"), "name" -> JString(g.name), "source" -> JString(g.source))
+
+  def leaf(l: Leaf): JValue = l match {
+    case c: ConstantLeaf => JObject("kind" -> JString("Constant"), "detail" -> JString(c.detail), "rows" -> opt(c.rows)(JLong(_)))
+    case g: GetLeaf => get(g)
+    case j: JoinLeaf => JObject("kind" -> JString("Join"), "type" -> JString(j.joinType), "on" -> strs(j.on),
+      "condition" -> opt(j.condition)(JString(_)), "inputs" -> JArray(j.inputs.map(get).toList))
+    case o: OpaqueLeaf => JObject("kind" -> JString("Opaque"), "node" -> JString(o.node), "detail" -> JString(o.detail),
+      "inputs" -> JArray(o.inputs.map(get).toList))
+  }
+
+  def head(h: Head): JValue = JObject(
+    "kind" -> JString(h.kind),
+    "keys" -> JArray(h.keys.map(strs).toList),
+    "aggregates" -> JArray(h.aggregates.map(a =>
+      JObject("text" -> JString(a.text), "kind" -> JString(a.kind), "distinct" -> JBool(a.distinct))).toList),
+    "order" -> strs(h.order),
+    "limit" -> opt(h.limit)(JLong(_)),
+    "offset" -> opt(h.offset)(JLong(_)),
+    "mode" -> opt(h.mode)(JString(_)))
+
+  def cost(c: Cost): JValue = JObject(
+    "arrangements" -> JInt(c.arrangements),
+    "rule" -> JString(c.rule),
+    "keys" -> JArray(c.keys.map(strs).toList),
+    "values" -> strs(c.values),
+    "rows" -> opt(c.rows)(JLong(_)),
+    "bytes" -> opt(c.bytes)(JLong(_)),
+    "source" -> JString(c.source),
+    "why" -> JString(c.why))
+
+  def block(b: Block): JValue = JObject(
+    "name" -> JString(b.name),
+    "head" -> opt(b.head)(head),
+    "branches" -> JArray(b.branches.map(br =>
+      JObject("negate" -> JBool(br.negate), "unary" -> JArray(br.unary.map(unary).toList), "leaf" -> leaf(br.leaf))).toList),
+    "columns" -> strs(b.columns),
+    "sharing" -> JInt(b.sharing),
+    "consumers" -> JArray(b.consumers.map(c =>
+      JObject("block" -> JString(c.block), "role" -> JString(c.role), "detail" -> JString(c.detail))).toList),
+    "cost" -> cost(b.cost),
+    "notes" -> strs(b.notes))
+
+  def toJValue(p: ArrnfProgram): JValue = JObject(
+    "format" -> JString("arrnf"),
+    "version" -> JInt(p.version),
+    "name" -> JString(p.name),
+    "streaming" -> JBool(p.streaming),
+    "opaque" -> JInt(p.opaque),
+    "arrangements" -> JInt(p.arrangements),
+    "blocks" -> JArray(p.blocks.map(block).toList),
+    "finishing" -> JArray(p.finishing.map(unary).toList),
+    "text" -> JString(TextFormat(p)))
+
+  def apply(p: ArrnfProgram, pretty: Boolean = false): String = {
+    val jv = JsonMethods.render(toJValue(p))
+    if (pretty) JsonMethods.pretty(jv) else JsonMethods.compact(jv)
+  }
+}

@@ -1,0 +1,611 @@
+package arrnf.normal
+
+import scala.collection.mutable
+import scala.util.Try
+
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate._
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.plans.logical._
+import org.apache.spark.sql.execution.columnar.InMemoryRelation
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, DataSourceV2ScanRelation}
+import org.apache.spark.sql.types.{DataType, NullType}
+
+/** An expression that prints as fixed text: how column references and subqueries are shown. */
+private[normal] final case class ShownAs(text: String) extends LeafExpression with Unevaluable {
+  override def dataType: DataType = NullType
+  override def nullable: Boolean = true
+  override def toString: String = text
+}
+
+/**
+ * Optimized logical plan → [[ArrnfProgram]] (design §2). One pass over the plan, linear in its size:
+ * every subtree is visited once, and a subtree whose canonicalized form was already made a block is
+ * not visited again (it is the same block, one more consumer).
+ *
+ * Blocks are cut where arrangements form:
+ *  - an arrangement-forming node (Aggregate, Deduplicate, Window, WindowGroupLimit, a non-root
+ *    Limit/Offset/Tail, Spark's EXCEPT ALL / INTERSECT ALL rewrite) heads a block over its input;
+ *  - each input of a join is arranged by the join keys (an `ArrangeBy` block), unless the input
+ *    already is an arrangement by those keys (a Reduce/Distinct keyed by them, or a cached DataFrame);
+ *  - subquery plans, CTE definitions and the inputs of opaque nodes are blocks of their own.
+ */
+final class Normalizer(rootName: String) {
+  import Normalizer._
+
+  private final class Builder(val name: String, val prefix: String) {
+    var head: Option[Head] = None
+    var branches: Seq[Branch] = Nil
+    var columns: Seq[String] = Nil
+    var sharing = 0
+    val consumers = mutable.ArrayBuffer[Consumer]()
+    val notes = mutable.LinkedHashSet[String]()
+    var keySets = mutable.ArrayBuffer[(String, Seq[String], Seq[Expression])]() // canonical, shown, exprs
+    var plan: LogicalPlan = _       // the subtree whose output the block holds (for statistics)
+    var input: LogicalPlan = _      // the subtree arranged by the head (for statistics)
+    var existing: Option[String] = None
+  }
+
+  /** Where a body is being built: the block that will hold it. */
+  private final case class Ctx(block: Builder)
+
+  private final case class Body(branches: Vector[Branch], output: Seq[Attribute])
+
+  private val done = mutable.ArrayBuffer[Builder]()
+  private val canon = mutable.HashMap[(String, LogicalPlan), Builder]()
+  private val counters = mutable.HashMap[String, Int]()
+  private val ctes = mutable.HashMap[Long, Builder]()
+  private var opaque = 0
+
+  private def tmpName(prefix: String): String = {
+    val n = counters.getOrElse(prefix, 0)
+    counters(prefix) = n + 1
+    s"$prefix.tmp$n"
+  }
+
+  def normalize(plan: LogicalPlan): ArrnfProgram = {
+    val (finishing, core) = peelFinishing(plan)
+    val root = new Builder(rootName, rootName)
+    root.sharing = 1
+    fill(root, core)
+    // A root that only reads one block read nowhere else (no head, no operators) is that block,
+    // under the root's name.
+    val forward = (root.head, root.branches) match {
+      case (None, Seq(Branch(false, Seq(), GetLeaf(n, "block")))) =>
+        done.find(b => b.name == n && b.consumers.size == 1)
+      case _ => None
+    }
+    val rename = forward.map(b => b.name -> rootName).toMap
+    forward match {
+      case Some(b) => b.consumers.clear(); b.sharing = 1
+      case None => done += root
+    }
+    ArrnfProgram(rootName, done.toSeq.map(b => freeze(b, rename)), finishing, plan.isStreaming, opaque)
+  }
+
+  // ---------------------------------------------------------------- finishing
+
+  private def peelFinishing(plan: LogicalPlan): (Seq[UnaryOp], LogicalPlan) = {
+    val ops = mutable.ArrayBuffer[UnaryOp]()
+    var p = plan
+    var go = true
+    while (go) p match {
+      case GlobalLimit(e, c) => ops += UnaryOp("Limit", Seq(e.toString)); p = c
+      case LocalLimit(_, c) => p = c
+      case Offset(e, c) => ops += UnaryOp("Offset", Seq(e.toString)); p = c
+      case s: Sort if s.global => ops += UnaryOp("Sort", s.order.map(o => show(o, s.child.output))); p = s.child
+      case Project(list, c) if isFinishing(c) && ops.isEmpty =>
+        ops += UnaryOp("Project", list.map(e => show(e, c.output))); p = c
+      case Project(list, c @ (_: Sort | _: GlobalLimit | _: LocalLimit | _: Offset)) =>
+        ops += UnaryOp("Project", list.map(e => show(e, c.output))); p = c
+      case _ => go = false
+    }
+    (ops.reverse.toSeq, p)
+  }
+
+  private def isFinishing(p: LogicalPlan): Boolean = p match {
+    case _: GlobalLimit | _: LocalLimit | _: Offset => true
+    case s: Sort => s.global
+    case _ => false
+  }
+
+  // ---------------------------------------------------------------- blocks
+
+  /** Fills `b` from `p`: the head if `p` forms an arrangement, and the body. */
+  private def fill(b: Builder, p: LogicalPlan): Unit = {
+    val ctx = Ctx(b)
+    b.plan = p
+    b.input = p
+    headOf(p, ctx) match {
+      case Some((head, input, body)) =>
+        b.head = Some(head); b.input = input
+        b.branches = body.branches; b.columns = headOutput(p).map(_.name)
+      case None =>
+        val body = toBody(p, ctx)
+        b.branches = body.branches; b.columns = body.output.map(_.name)
+    }
+  }
+
+  /** A block for `p` (with its own head if it has one), shared by canonical form. */
+  private def plainBlock(p: LogicalPlan, ctx: Ctx, role: String, detail: String): GetLeaf = {
+    cachedName(p).foreach(n => return GetLeaf(n, "cache"))
+    val key = ("plain", p.canonicalized)
+    val b = canon.getOrElseUpdate(key, {
+      val nb = new Builder(tmpName(ctx.block.prefix), ctx.block.prefix)
+      fill(nb, p)
+      done += nb
+      nb
+    })
+    b.sharing += 1
+    b.consumers += Consumer(ctx.block.name, role, detail)
+    GetLeaf(b.name, "block")
+  }
+
+  /** `p` arranged by `keys`: an ArrangeBy block, or an arrangement that is there already. */
+  private def arrangedBlock(p: LogicalPlan, keys: Seq[Expression], ctx: Ctx, detail: String): GetLeaf = {
+    val q = stripTransparent(p)
+    cachedName(q).foreach(n => return GetLeaf(n, "cache"))
+    // A Reduce/Distinct keyed by exactly the join keys already holds its output arranged by them.
+    q match {
+      case a: Aggregate if keys.nonEmpty && a.groupingExpressions.nonEmpty && keys.forall(_.isInstanceOf[Attribute]) &&
+          sameAttrs(keys.map(_.asInstanceOf[Attribute]), groupingOutput(a)) =>
+        return plainBlock(q, ctx, "join", detail + " (reuses the Reduce's output arrangement)")
+      case _ =>
+    }
+    val key = ("arrange", p.canonicalized)
+    val b = canon.getOrElseUpdate(key, {
+      val nb = new Builder(tmpName(ctx.block.prefix), ctx.block.prefix)
+      nb.plan = p; nb.input = p
+      val body = toBody(p, Ctx(nb))
+      nb.branches = body.branches; nb.columns = body.output.map(_.name)
+      done += nb
+      nb
+    })
+    val shown = keys.map(k => render(k, p.output, ctx))
+    val canonKey = keys.map(k => show(k, p.output, withNames = false)).mkString(",")
+    if (!b.keySets.exists(_._1 == canonKey)) b.keySets += ((canonKey, shown, keys))
+    b.head = Some(Head("ArrangeBy", b.keySets.map(_._2).toSeq))
+    b.sharing += 1
+    b.consumers += Consumer(ctx.block.name, "join", detail)
+    GetLeaf(b.name, "block")
+  }
+
+  private def groupingOutput(a: Aggregate): Seq[Attribute] = {
+    val groupSet = ExpressionSet(a.groupingExpressions)
+    a.aggregateExpressions.collect {
+      case attr: Attribute if groupSet.contains(attr) => attr
+      case al @ Alias(e, _) if groupSet.contains(e) => al.toAttribute
+    }
+  }
+
+  private def sameAttrs(a: Seq[Attribute], b: Seq[Attribute]): Boolean =
+    a.size == b.size && AttributeSet(a) == AttributeSet(b)
+
+  private def cachedName(p: LogicalPlan): Option[String] = p match {
+    case r: InMemoryRelation =>
+      Some(r.cacheBuilder.tableName.getOrElse(r.output.map(_.name).mkString("cached(", ", ", ")")))
+    case _ => None
+  }
+
+  private def stripTransparent(p: LogicalPlan): LogicalPlan = p match {
+    case s: SubqueryAlias => stripTransparent(s.child)
+    case h: ResolvedHint => stripTransparent(h.child)
+    case v: View => stripTransparent(v.child)
+    case _ => p
+  }
+
+  /** Whether `p` forms an arrangement (heads a block). Pure: builds nothing. */
+  private def isHead(p: LogicalPlan): Boolean = p match {
+    case _: Aggregate | _: Deduplicate | _: DeduplicateWithinWatermark | _: Window | _: WindowGroupLimit => true
+    case _: GlobalLimit | _: Offset | _: Tail => true
+    case LocalLimit(_, c) => false
+    case g: Generate => matchThreshold(g, None).isDefined
+    case pr @ Project(_, g: Generate) => matchThreshold(g, Some(pr)).isDefined
+    case _ => false
+  }
+
+  /** The head of `p` when `p` forms an arrangement: (head, its input, the body under it). */
+  private def headOf(p: LogicalPlan, ctx: Ctx): Option[(Head, LogicalPlan, Body)] = p match {
+    case a: Aggregate =>
+      val in = a.child.output
+      val keys = a.groupingExpressions.map(render(_, in, ctx))
+      val aggs = a.aggregateExpressions.filter(_.exists(_.isInstanceOf[AggregateExpression]))
+      if (aggs.isEmpty) Some((Head("Distinct", Seq(keys)), a.child, toBody(a.child, ctx)))
+      else {
+        val terms = aggs.flatMap { ne =>
+          val found = ne.collect { case ae: AggregateExpression => ae }
+          val first = found.take(1).map(ae => AggTerm(render(ne, in, ctx), classify(ae.aggregateFunction), ae.isDistinct))
+          first ++ found.drop(1).map(ae => AggTerm(render(ae, in, ctx), classify(ae.aggregateFunction), ae.isDistinct))
+        }
+        Some((Head("Reduce", Seq(keys), terms), a.child, toBody(a.child, ctx)))
+      }
+    case d: Deduplicate =>
+      Some((Head("Distinct", Seq(d.keys.map(render(_, d.child.output, ctx)))), d.child, toBody(d.child, ctx)))
+    case d: DeduplicateWithinWatermark =>
+      Some((Head("Distinct", Seq(d.keys.map(render(_, d.child.output, ctx))), mode = Some("within watermark")),
+        d.child, toBody(d.child, ctx)))
+    case w: Window =>
+      val in = w.child.output
+      Some((Head("Reduce", Seq(w.partitionSpec.map(render(_, in, ctx))),
+        w.windowExpressions.map(e => AggTerm(render(e.transform { case we: WindowExpression => we.windowFunction },
+          in, ctx), "window", distinct = false)),
+        order = w.orderSpec.map(render(_, in, ctx)), mode = Some("window")), w.child, toBody(w.child, ctx)))
+    case w: WindowGroupLimit =>
+      val in = w.child.output
+      Some((Head("TopK", Seq(w.partitionSpec.map(render(_, in, ctx))), order = w.orderSpec.map(render(_, in, ctx)),
+        limit = Some(w.limit.toLong), mode = Some(w.rankLikeFunction.prettyName)), w.child, toBody(w.child, ctx)))
+    case _: GlobalLimit | _: LocalLimit | _: Offset | _: Tail if isHead(p) =>
+      limitChain(p).map { case (limit, offset, tail, child) =>
+        val (order, input) = stripTransparent(child) match {
+          case s: Sort => (s.order.map(render(_, s.child.output, ctx)), s.child)
+          case other => (Nil, other)
+        }
+        (Head("TopK", Seq(Nil), order = order, limit = limit, offset = offset,
+          mode = if (tail) Some("tail") else None), input, toBody(input, ctx))
+      }
+    case g: Generate => matchThreshold(g, None).map(buildThreshold(_, ctx))
+    case pr @ Project(_, g: Generate) => matchThreshold(g, Some(pr)).map(buildThreshold(_, ctx))
+    case _ => None
+  }
+
+  /** The columns a head's block holds (Spark's EXCEPT/INTERSECT ALL: the replicated rows). */
+  private def headOutput(p: LogicalPlan): Seq[Attribute] = p match {
+    case g: Generate => matchThreshold(g, None).map(_.out).getOrElse(p.output)
+    case pr @ Project(_, g: Generate) => matchThreshold(g, Some(pr)).map(_.out).getOrElse(p.output)
+    case _ => p.output
+  }
+
+  /** Limit/Offset/Tail nodes on top of each other: (limit, offset, tail?, the rest). */
+  private def limitChain(p: LogicalPlan): Option[(Option[Long], Option[Long], Boolean, LogicalPlan)] = {
+    var limit: Option[Long] = None
+    var offset: Option[Long] = None
+    var tail = false
+    var q = p
+    var go = true
+    while (go) q match {
+      case GlobalLimit(e, c) => limit = limit.orElse(intOf(e)); q = c
+      case LocalLimit(e, c) => limit = limit.orElse(intOf(e)); q = c
+      case Offset(e, c) => offset = intOf(e); q = c
+      case Tail(e, c) => limit = intOf(e); tail = true; q = c
+      case _ => go = false
+    }
+    if (q eq p) None else Some((limit, offset, tail, q))
+  }
+
+  private def intOf(e: Expression): Option[Long] = Try(e.eval()).toOption.collect {
+    case i: Int => i.toLong
+    case l: Long => l
+  }
+
+  private final case class ThresholdMatch(
+      mode: String, union: Union, groupPos: Seq[Int], markerPos: Seq[Int], positive: Seq[Boolean], out: Seq[Attribute])
+
+  /**
+   * Spark's rewrite of EXCEPT ALL (a sum of ±1 markers, keep positive sums, replicate) and of
+   * INTERSECT ALL (two counted markers, keep the minimum) over a Union whose branches are
+   * projections putting literal markers in place: `Threshold` over `Union(A, Negate B)`.
+   */
+  private def matchThreshold(g: Generate, top: Option[Project]): Option[ThresholdMatch] = {
+    if (!g.generator.isInstanceOf[ReplicateRows]) return None
+    if (top.exists(_.projectList.exists(e => !e.isInstanceOf[Attribute] ||
+        !g.generatorOutput.exists(_.exprId == e.exprId)))) return None
+    var q = g.child
+    while (q.isInstanceOf[Project] || q.isInstanceOf[Filter]) q = q.children.head
+    val (agg, union) = q match {
+      case a @ Aggregate(_, _, u: Union, _) => (a, u)
+      case _ => return None
+    }
+    val funcs = agg.aggregateExpressions.flatMap(_.collect { case ae: AggregateExpression => ae.aggregateFunction })
+    val markers: Seq[Attribute] = funcs.map {
+      case Sum(a: Attribute, _) => a
+      case Count(Seq(a: Attribute)) => a
+      case _ => return None
+    }
+    val mode = funcs match {
+      case Seq(_: Sum) => "except"
+      case Seq(_: Count, _: Count) => "intersect"
+      case _ => return None
+    }
+    val uOut = union.output
+    val markerPos = markers.map(m => uOut.indexWhere(_.exprId == m.exprId))
+    if (markerPos.contains(-1)) return None
+    val groupPos = agg.groupingExpressions.map {
+      case a: Attribute => uOut.indexWhere(_.exprId == a.exprId)
+      case _ => return None
+    }
+    if (groupPos.contains(-1)) return None
+    val positive = union.children.map {
+      case Project(list, _) =>
+        val lits = markerPos.map(i => literalOf(list(i)))
+        mode match {
+          case "except" => lits.head match {
+            case Some(v: Number) if v.longValue == 1L => true
+            case Some(v: Number) if v.longValue == -1L => false
+            case _ => return None
+          }
+          case _ => (lits(0), lits(1)) match {
+            case (Some(true), None) => true
+            case (None, Some(true)) => false
+            case _ => return None
+          }
+        }
+      case _ => return None
+    }
+    Some(ThresholdMatch(mode, union, groupPos, markerPos, positive, top.map(_.output).getOrElse(g.generatorOutput)))
+  }
+
+  private def buildThreshold(m: ThresholdMatch, ctx: Ctx): (Head, LogicalPlan, Body) = {
+    val branches = m.union.children.zip(m.positive).flatMap { case (pr: Project, positive) =>
+      val body = toBody(Project(m.groupPos.map(pr.projectList(_)), pr.child), ctx)
+      if (positive) body.branches else body.branches.map(b => b.copy(negate = !b.negate))
+      case _ => Nil
+    }
+    val in = m.union.output
+    val keys = m.groupPos.zipWithIndex.map { case (u, i) => ref(i, in(u).name) }
+    ctx.block.notes += s"Spark's ${m.mode.toUpperCase(java.util.Locale.ROOT)} ALL rewrite (markers at ${m.markerPos.mkString(", ")})"
+    (Head("Threshold", Seq(keys), mode = Some(m.mode)), m.union, Body(branches.toVector, m.out))
+  }
+
+  private def literalOf(e: Expression): Option[Any] = e match {
+    case Alias(c, _) => literalOf(c)
+    case Cast(c, _, _, _) => literalOf(c)
+    case Literal(v, _) => Option(v)
+    case _ => None
+  }
+
+  /** The block (or arrangement) that `p` is: heads, shared by canonical form. */
+  private def headBlock(p: LogicalPlan, ctx: Ctx): GetLeaf = plainBlock(p, ctx, "input", "read")
+
+  // ---------------------------------------------------------------- bodies
+
+  private def unary(body: Body, ops: Seq[UnaryOp], out: Seq[Attribute]): Body =
+    if (ops.isEmpty) body.copy(output = out)
+    else Body(body.branches.map(b => b.copy(unary = b.unary ++ ops)), out)
+
+  private def leafBody(leaf: Leaf, out: Seq[Attribute]): Body = Body(Vector(Branch(negate = false, Nil, leaf)), out)
+
+  private def toBody(p: LogicalPlan, ctx: Ctx): Body = p match {
+    case u: Union =>
+      Body(u.children.iterator.flatMap(c => toBody(c, ctx).branches).toVector, u.output)
+    case _ if isHead(p) => leafBody(headBlock(p, ctx), headOutput(p))
+    case Project(list, child) =>
+      val body = toBody(child, ctx)
+      unary(body, projectOps(list, body.output, ctx), p.output)
+    case Filter(cond, child) =>
+      val body = toBody(child, ctx)
+      unary(body, Seq(UnaryOp("Filter", splitAnd(cond).map(render(_, body.output, ctx)))), p.output)
+    case g: Generate =>
+      val body = toBody(g.child, ctx)
+      val text = (if (g.outer) "outer " else "") + render(g.generator, body.output, ctx)
+      unary(body, Seq(UnaryOp("FlatMap", Seq(text))), g.output)
+    case e: Expand =>
+      val body = toBody(e.child, ctx)
+      unary(body, Seq(UnaryOp("FlatMap", e.projections.map(ps => ps.map(render(_, body.output, ctx)).mkString("(", ", ", ")")))), e.output)
+    case s: Sample =>
+      val body = toBody(s.child, ctx)
+      unary(body, Seq(UnaryOp(if (s.withReplacement) "FlatMap" else "Filter",
+        Seq(s"sample(${s.lowerBound}, ${s.upperBound}, replace=${s.withReplacement})"))), s.output)
+    case t: TypedFilter =>
+      val body = toBody(t.child, ctx)
+      unary(body, Seq(UnaryOp("Filter", Seq(s"typed ${t.func.getClass.getSimpleName}"))), t.output)
+    case s: Sort =>
+      ctx.block.notes += "a sort inside the query (order is not kept by bags; ignored)"
+      toBody(s.child, ctx).copy(output = s.output)
+    case r: RepartitionOperation =>
+      ctx.block.notes += s"${r.nodeName} (an exchange, no arrangement)"
+      toBody(r.child, ctx).copy(output = r.output)
+    case r: RebalancePartitions =>
+      ctx.block.notes += "RebalancePartitions (an exchange, no arrangement)"
+      toBody(r.child, ctx).copy(output = r.output)
+    case s: SubqueryAlias => toBody(s.child, ctx).copy(output = s.output)
+    case h: ResolvedHint => toBody(h.child, ctx).copy(output = h.output)
+    case v: View => toBody(v.child, ctx).copy(output = v.output)
+    case w: EventTimeWatermark =>
+      ctx.block.notes += s"watermark on ${w.eventTime.name} delay ${w.delay}"
+      toBody(w.child, ctx).copy(output = w.output)
+    case c: CollectMetrics =>
+      ctx.block.notes += s"observed metrics ${c.name}"
+      toBody(c.child, ctx).copy(output = c.output)
+    case w: WithCTE =>
+      w.cteDefs.foreach(d => defineCte(d, ctx))
+      toBody(w.plan, ctx)
+    case d: CTERelationDef => toBody(d.child, ctx)
+    case r: CTERelationRef =>
+      ctes.get(r.cteId) match {
+        case Some(b) =>
+          b.sharing += 1
+          b.consumers += Consumer(ctx.block.name, "cte", s"read in ${ctx.block.name}")
+          leafBody(GetLeaf(b.name, "block"), r.output)
+        case None => leafBody(GetLeaf(s"cte${r.cteId}", "cte"), r.output)
+      }
+    case j: Join => leafBody(joinLeaf(j, ctx), j.output)
+    case LocalLimit(e, child) =>
+      val body = toBody(child, ctx)
+      unary(body, Seq(UnaryOp("Filter", Seq(s"local_limit($e)"))), p.output)
+    case leaf: LeafNode => leafBody(leafTerm(leaf, ctx), leaf.output)
+    case other =>
+      opaque += 1
+      val grouped = groupingOf(other)
+      val inputs = other.children.zipWithIndex.map { case (c, i) =>
+        grouped.flatMap(_.lift(i)).filter(_.nonEmpty) match {
+          case Some(keys) => arrangedBlock(c, keys, ctx, s"grouped by ${other.nodeName} in ${ctx.block.name}")
+          case None => plainBlock(c, ctx, "opaque", s"input of ${other.nodeName}")
+        }
+      }
+      leafBody(OpaqueLeaf(other.nodeName, Try(other.simpleString(5)).getOrElse(other.nodeName).take(200), inputs),
+        other.output)
+  }
+
+  private def defineCte(d: CTERelationDef, ctx: Ctx): Unit = if (!ctes.contains(d.id)) {
+    val name = d.child match {
+      case s: SubqueryAlias => s.alias
+      case _ => s"cte${d.id}"
+    }
+    val b = new Builder(name, name)
+    fill(b, stripTransparent(d.child))
+    done += b
+    ctes(d.id) = b
+  }
+
+  /** For opaque grouped nodes: the grouping keys of each child (they are its arrangements). */
+  private def groupingOf(p: LogicalPlan): Option[Seq[Seq[Expression]]] = p match {
+    case m: MapGroups => Some(Seq(m.groupingAttributes))
+    case f: FlatMapGroupsWithState => Some(Seq(f.groupingAttributes))
+    case f: FlatMapGroupsInPandas => Some(Seq(f.groupingAttributes))
+    case f: FlatMapGroupsInArrow => Some(Seq(f.groupingAttributes))
+    case f: FlatMapGroupsInPandasWithState => Some(Seq(f.groupingAttributes))
+    case c: CoGroup => Some(Seq(c.leftGroup, c.rightGroup))
+    case f: FlatMapCoGroupsInPandas => Some(Seq(f.leftGroupingLen, f.rightGroupingLen).zip(p.children)
+      .map { case (n, c) => c.output.take(n) })
+    case f: FlatMapCoGroupsInArrow => Some(Seq(f.leftGroupingLen, f.rightGroupingLen).zip(p.children)
+      .map { case (n, c) => c.output.take(n) })
+    case t: TransformWithState => Some(Seq(t.groupingAttributes))
+    case _ => None
+  }
+
+  private def leafTerm(leaf: LeafNode, ctx: Ctx): Leaf = leaf match {
+    case r: InMemoryRelation => GetLeaf(cachedName(r).get, "cache")
+    case l: LocalRelation =>
+      if (l.isStreaming) GetLeaf("memory stream", "stream")
+      else ConstantLeaf(s"${l.data.size} rows", Some(l.data.size.toLong))
+    case _: OneRowRelation => ConstantLeaf("one empty row", Some(1L))
+    case r: Range => ConstantLeaf(s"range(${r.start}, ${r.end}, ${r.step})", Try(r.numElements.toLong).toOption)
+    case e: EmptyRelation => ConstantLeaf("no rows", Some(0L))
+    case r: LogicalRelation =>
+      val name = r.catalogTable.map(t => tableName(t.identifier.unquotedString)).getOrElse(r.relation match {
+        case h: HadoopFsRelation =>
+          h.location.rootPaths.headOption.map(p => p.getName.stripSuffix(".parquet")).getOrElse("files")
+        case other => other.getClass.getSimpleName
+      })
+      GetLeaf(name, if (r.isStreaming) "stream" else "table")
+    case r: DataSourceV2Relation => GetLeaf(tableName(r.name), if (r.isStreaming) "stream" else "table")
+    case r: DataSourceV2ScanRelation => GetLeaf(tableName(r.relation.name), "table")
+    case other if other.isStreaming =>
+      val source = Try(other.getClass.getMethod("sourceName").invoke(other).toString).getOrElse(other.nodeName)
+      GetLeaf(source, "stream")
+    case other if other.nodeName.contains("Relation") || other.nodeName.contains("RDD") || other.nodeName.contains("Scan") =>
+      GetLeaf(other.nodeName, "table")
+    case other =>
+      opaque += 1
+      OpaqueLeaf(other.nodeName, Try(other.simpleString(5)).getOrElse(other.nodeName).take(200), Nil)
+  }
+
+  private def tableName(s: String): String = s.stripPrefix("spark_catalog.")
+
+  private def joinLeaf(j: Join, ctx: Ctx): JoinLeaf = {
+    val (lk, rk, residual) = ExtractEquiJoinKeys.unapply(j) match {
+      case Some((_, l, r, other, _, _, _, _)) => (l, r, other)
+      case None => (Nil, Nil, j.condition)
+    }
+    val both = j.left.output ++ j.right.output
+    val on = lk.zip(rk).map { case (l, r) => s"${render(l, both, ctx)} = ${render(r, both, ctx)}" }
+    val jt = (j.joinType match {
+      case _: org.apache.spark.sql.catalyst.plans.ExistenceJoin => "existence"
+      case other => Try(other.sql).getOrElse(other.toString)
+    }).toLowerCase(java.util.Locale.ROOT).replace(' ', '_')
+    val keyText = if (on.isEmpty) "no keys (cross product)" else on.mkString(", ")
+    val left = arrangedBlock(j.left, lk, ctx, s"$jt join on $keyText in ${ctx.block.name}")
+    val right = arrangedBlock(j.right, rk, ctx, s"$jt join on $keyText in ${ctx.block.name}")
+    JoinLeaf(jt, on, residual.map(render(_, both, ctx)), Seq(left, right))
+  }
+
+  private def projectOps(list: Seq[NamedExpression], in: Seq[Attribute], ctx: Ctx): Seq[UnaryOp] = {
+    val index = AttributeMap(in.zipWithIndex)
+    val computed = list.filter {
+      case a: Attribute => !index.contains(a)
+      case _ => true
+    }
+    var next = in.size
+    val positions = list.map {
+      case a: Attribute if index.contains(a) => ref(index(a), a.name)
+      case e =>
+        val r = ref(next, e.name); next += 1; r
+    }
+    val identity = computed.isEmpty && list.size == in.size &&
+      list.zipWithIndex.forall { case (a, i) => index.get(a.asInstanceOf[Attribute]).contains(i) }
+    val map = if (computed.isEmpty) Nil else Seq(UnaryOp("Map", computed.map(render(_, in, ctx))))
+    map ++ (if (identity) Nil else Seq(UnaryOp("Project", compress(positions))))
+  }
+
+  // ---------------------------------------------------------------- expressions
+
+  /** Renders `e` with column references as positions into `in`, subqueries as blocks. */
+  private def render(e: Expression, in: Seq[Attribute], ctx: Ctx): String = {
+    val withSubqueries = e.transformUp {
+      case s: SubqueryExpression =>
+        val kind = s match {
+          case _: ScalarSubquery => "scalar"
+          case _: Exists => "exists"
+          case _: ListQuery => "in"
+          case other => other.prettyName
+        }
+        val g = plainBlock(s.plan, ctx, "subquery", s"$kind subquery in ${ctx.block.name}")
+        ShownAs(s"$kind(${g.name})")
+    }
+    Normalizer.show(withSubqueries, in)
+  }
+
+  private def freeze(b: Builder, rename: Map[String, String]): Block = {
+    def rn(n: String) = rename.getOrElse(n, n)
+    def fixLeaf(l: Leaf): Leaf = l match {
+      case g: GetLeaf if g.source == "block" => g.copy(name = rn(g.name))
+      case j: JoinLeaf => j.copy(inputs = j.inputs.map(g => fixLeaf(g).asInstanceOf[GetLeaf]))
+      case o: OpaqueLeaf => o.copy(inputs = o.inputs.map(g => fixLeaf(g).asInstanceOf[GetLeaf]))
+      case other => other
+    }
+    val consumers = b.consumers.toSeq.map(c => c.copy(block = rn(c.block)))
+    val branches = b.branches.map(br => br.copy(leaf = fixLeaf(br.leaf)))
+    val cost = CostModel.cost(b.head, b.plan, b.input, b.keySets.map(_._3).toSeq, consumers, b.columns)
+    Block(rn(b.name), b.head, branches, b.columns, math.max(b.sharing, 1), consumers, cost, b.notes.toSeq)
+  }
+}
+
+object Normalizer {
+  def apply(plan: LogicalPlan, name: String = "query"): ArrnfProgram = new Normalizer(name).normalize(plan)
+
+  def ref(i: Int, name: String): String = s"#$i{$name}"
+
+  /** `#2{a}, #3{b}, #4{c}, #5{d}` → `#2{a}..=#5{d}` for runs of four or more. */
+  def compress(refs: Seq[String]): Seq[String] = {
+    val Pos = """#(\d+)\{.*""".r
+    val nums = refs.map { case Pos(n) => n.toInt; case _ => -1 }
+    val out = mutable.ArrayBuffer[String]()
+    var i = 0
+    while (i < refs.size) {
+      var j = i
+      while (j + 1 < refs.size && nums(i) >= 0 && nums(j + 1) == nums(j) + 1) j += 1
+      if (j - i >= 3) { out += s"${refs(i)}..=${refs(j)}"; i = j + 1 }
+      else { out += refs(i); i += 1 }
+    }
+    out.toSeq
+  }
+
+  def splitAnd(e: Expression): Seq[Expression] = e match {
+    case And(l, r) => splitAnd(l) ++ splitAnd(r)
+    case other => Seq(other)
+  }
+
+  /** Renders `e` with attribute references as `#position{name}` into `in`. */
+  def show(e: Expression, in: Seq[Attribute], withNames: Boolean = true): String = {
+    val index = AttributeMap(in.zipWithIndex)
+    val shown = e.transformUp {
+      case a: AttributeReference =>
+        index.get(a) match {
+          case Some(i) => ShownAs(if (withNames) ref(i, a.name) else s"#$i")
+          case None => ShownAs(s"#?{${a.name}}")
+        }
+      case o: OuterReference => ShownAs(s"outer(${o.name})")
+      case al: Alias => ShownAs(s"${al.child} AS ${al.name}")
+    }
+    Try(shown.toString).getOrElse(e.toString)
+  }
+
+  private[normal] def classify(f: AggregateFunction): String = f match {
+    case _: Sum | _: Count | _: Average | _: CountIf | _: CentralMomentAgg | _: Covariance |
+         _: Corr | _: First | _: Last | _: AnyValue => "accumulable"
+    case _: Min | _: Max | _: MinBy | _: MaxBy => "hierarchical"
+    case _ => "basic"
+  }
+
+}

@@ -1,0 +1,91 @@
+"""Pictures of an ArrNF program: a notebook HTML view and a Graphviz graph of blocks and arrangements.
+
+Each block is a node (arrangement-forming blocks are drawn as boxes with their arrangement count and
+size, stateless ones as plain outlines); an edge goes from a block to each block that reads it,
+labelled with the role (join, input, subquery, cte). Tables and cached DataFrames are leaves.
+
+>>> from pyspark_arrnf.plan import Program, EXAMPLE_JSON
+>>> dot = to_dot(Program.from_json(EXAMPLE_JSON))
+>>> dot.splitlines()[0]
+'digraph arrnf {'
+>>> '"q.tmp0" -> "q"' in dot
+True
+"""
+from __future__ import annotations
+
+import html
+import shutil
+
+from .plan import Get, Program, _human
+
+
+def _q(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _label(s: str, width: int = 60) -> str:
+    s = s if len(s) <= width else s[: width - 1] + "…"
+    return s.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def to_dot(p: Program) -> str:
+    """The program as Graphviz DOT text."""
+    lines = ["digraph arrnf {", "  rankdir=BT;", '  node [fontname="Helvetica", fontsize=10];']
+    sources: dict[str, str] = {}
+    for b in p.blocks:
+        c = b.cost
+        head = str(b.head) if b.head else "(no arrangement)"
+        size = []
+        if c.rows is not None:
+            size.append(f"rows≈{_human(c.rows, '')}")
+        if c.bytes is not None:
+            size.append(f"bytes≈{_human(c.bytes, 'B')}")
+        label = "\\n".join([_label(f"[{b.name}]"), _label(head), f"arrangements={c.arrangements}"] +
+                           ([" ".join(size)] if size else []) + ([f"shared={b.sharing}"] if b.sharing > 1 else []))
+        style = 'shape=box, style="filled", fillcolor="#fde2c4"' if c.arrangements else "shape=box, style=rounded"
+        lines.append(f"  {_q(b.name)} [label=\"{label}\", {style}];")
+        for leaf in b.leaves():
+            if isinstance(leaf, Get) and leaf.source != "block":
+                sources[leaf.name] = leaf.source
+    for name, source in sources.items():
+        shape = 'shape=cylinder, style=filled, fillcolor="#d7ecff"' if source == "cache" else "shape=cylinder"
+        lines.append(f"  {_q('src:' + name)} [label=\"{_label(name)}\", {shape}];")
+    for b in p.blocks:
+        seen = set()
+        for leaf in b.leaves():
+            if isinstance(leaf, Get):
+                src = leaf.name if leaf.source == "block" else "src:" + leaf.name
+                if src not in seen:
+                    seen.add(src)
+                    lines.append(f"  {_q(src)} -> {_q(b.name)};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def to_svg(p: Program) -> str:
+    """The picture as SVG; needs Graphviz's ``dot`` program (``apt-get install graphviz``)."""
+    if shutil.which("dot") is None:
+        raise RuntimeError("Graphviz's 'dot' program is not installed (apt-get install graphviz); "
+                           "use to_dot() and render it elsewhere")
+    import graphviz
+
+    return graphviz.Source(to_dot(p)).pipe(format="svg").decode("utf-8")
+
+
+def to_html(p: Program) -> str:
+    """A notebook view: the cost table, then each block's text."""
+    e = html.escape
+    rows = []
+    for b in p.blocks:
+        c = b.cost
+        rows.append(
+            "<tr>" + "".join(f"<td>{e(str(x))}</td>" for x in (
+                b.name, b.head.kind if b.head else "", c.arrangements, c.rule,
+                " ".join("[" + ", ".join(k) + "]" for k in c.keys),
+                "" if c.rows is None else _human(c.rows, ""), "" if c.bytes is None else _human(c.bytes, "B"),
+                c.source, b.sharing, c.why)) + "</tr>")
+    table = ("<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in (
+        "block", "head", "arrangements", "rule", "keys", "rows", "bytes", "source", "sharing", "why")) +
+        "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    return (f"<div class=\"arrnf\"><p><b>ArrNF {e(p.name)}</b>: {len(p.blocks)} blocks, {p.arrangements} "
+            f"arrangements, {p.opaque} opaque</p>{table}<pre>{e(str(p))}</pre></div>")

@@ -1,0 +1,267 @@
+"""The ArrNF normalizer (issue 3): structure of the seed's examples, every TPC-H / TPC-DS query,
+JSON round trips, streaming, bad input, unknown nodes, explain."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pyspark_arrnf import ArrnfError, Program, arrnf
+from pyspark_arrnf.data import queries
+from pyspark_arrnf.plan import Get, Join, Opaque
+
+ARRANGING = {"ArrangeBy", "Reduce", "Distinct", "TopK", "Threshold"}
+STATELESS = {"Map", "Filter", "Project", "FlatMap"}
+NCOLS = 21
+
+
+@pytest.fixture(scope="module")
+def seed_tables(spark, tmp_path_factory):
+    """The seed's l1, l2, l3: 21 integer columns #0..#20, as Parquet tables (temporary views)."""
+    root = tmp_path_factory.mktemp("seed")
+    for i, t in enumerate(("l1", "l2", "l3")):
+        path = str(root / t)
+        spark.range(50 + i).selectExpr(*[f"cast(id % {c + 2} as int) as c{c}" for c in range(NCOLS)]) \
+            .write.parquet(path)
+        spark.read.parquet(path).createOrReplaceTempView(t)
+    return ("l1", "l2", "l3")
+
+
+def seed_l4_sql() -> str:
+    cols = ", ".join(f"c{i}" for i in range(2, NCOLS))
+    l2cols = ", ".join(f"l2.c{i}" for i in range(2, NCOLS))
+    return (f"select {cols} from l1 union all select {cols} from l3 "
+            f"except all "
+            f"select {l2cols} from l2 join (select distinct c0 from l3) d on l2.c0 = d.c0")
+
+
+def check_well_formed(p: Program) -> None:
+    """ArrNF's grammar: at most one arrangement-forming operator per block (the head), a stateless
+    body of [Negate] Unary* Leaf branches, joins of arranged inputs, blocks in dependency order."""
+    seen: dict[str, object] = {}
+    for b in p.blocks:
+        assert b.head is None or b.head.kind in ARRANGING, b.head
+        assert b.branches, b.name
+        for br in b.branches:
+            assert all(u.op in STATELESS for u in br.unary), (b.name, br.unary)
+            leaf = br.leaf
+            if isinstance(leaf, Join):
+                assert len(leaf.inputs) == 2
+                for g in leaf.inputs:
+                    assert isinstance(g, Get) and g.source in ("block", "cache"), g
+                    if g.source == "block":  # a join input is an arrangement
+                        assert seen[g.name].head is not None and seen[g.name].head.kind in ("ArrangeBy", "Reduce", "Distinct"), (b.name, g.name)
+        for name in b.reads():
+            assert name in seen, f"{b.name} reads {name} before it is defined"
+        seen[b.name] = b
+        assert b.cost.arrangements == 0 if b.head is None else b.cost.arrangements >= 1
+        assert b.cost.source in ("rowCount", "sizeInBytes", "unknown", "none")
+    assert len(seen) == len(p.blocks), "block names are unique"
+
+
+def test_seed_worked_example_l4_with_except_all(spark, seed_tables):
+    p = arrnf(seed_l4_sql(), spark, name="l4")
+    check_well_formed(p)
+    by_kind = {}
+    for b in p.blocks:
+        by_kind.setdefault(b.head.kind if b.head else None, []).append(b)
+    # the seed's l4.tmp0: Distinct (Project #0) of l3
+    (distinct,) = by_kind["Distinct"]
+    assert distinct.name.startswith("l4.tmp")
+    assert distinct.branches[0].leaf == Get("l3", "table")
+    assert distinct.cost.arrangements == 1 and distinct.cost.keys == [["#0{c0}"]]
+    # l4 itself: Threshold over Union(Project l1, Project l3, Negate Project Join(l2, l4.tmp0))
+    l4 = p.block("l4")
+    assert p.blocks[-1] is l4 and l4.head.kind == "Threshold" and l4.head.mode == "except"
+    pos = [br for br in l4.branches if not br.negate]
+    neg = [br for br in l4.branches if br.negate]
+    assert sorted(br.leaf.name for br in pos) == ["l1", "l3"]
+    assert all(br.unary and br.unary[-1].op == "Project" for br in l4.branches)
+    assert len(neg) == 1 and isinstance(neg[0].leaf, Join)
+    join = neg[0].leaf
+    assert join.type == "inner" and join.on == ["#0{c0} = #20{c0}"]
+    left, right = (p.block(g.name) for g in join.inputs)
+    assert right is distinct  # the Distinct's output arrangement is reused by the join
+    # Spark adds what the seed had already: l2 arranged by its join key
+    assert left.head.kind == "ArrangeBy" and left.head.keys == [["#0{c0}"]]
+    assert left.branches[0].leaf == Get("l2", "table")
+    assert "in l4" in left.cost.why and left.cost.rule.startswith("ArrangeBy")
+    assert len(l4.columns) == NCOLS - 2
+    assert p.arrangements == 3
+
+
+@pytest.fixture(scope="module")
+def four_tables(spark):
+    for i, t in enumerate("abcd"):
+        spark.range(100 + i).selectExpr(f"id as {t}k", f"id * 2 as {t}v").createOrReplaceTempView(f"j_{t}")
+    return "abcd"
+
+
+def test_four_input_join_has_six_arrangements(spark, four_tables):
+    p = arrnf("select * from j_a join j_b on ak = bk join j_c on bk = ck join j_d on ck = dk", spark)
+    check_well_formed(p)
+    arranged = [b for b in p.blocks if b.head and b.head.kind == "ArrangeBy"]
+    assert p.arrangements == 6 and len(arranged) == 6
+    # 4 inputs and 2 intermediates (arrangements of joins)
+    intermediates = [b for b in arranged if isinstance(b.branches[0].leaf, Join)]
+    assert len(intermediates) == 2
+    assert p.blocks[-1].head is None and isinstance(p.blocks[-1].branches[0].leaf, Join)
+
+
+def test_shared_join_input_counts_once(spark, four_tables):
+    # j_b read twice, arranged by the same key: one arrangement with two consumers
+    p = arrnf("select x.ak, y.bv, z.bv from j_a x join j_b y on x.ak = y.bk join j_c w on x.ak = w.ck "
+              "join j_b z on x.ak = z.bk", spark)
+    check_well_formed(p)
+    shared = [b for b in p.blocks if b.sharing > 1]
+    assert len(shared) == 1 and shared[0].sharing == 2 and shared[0].cost.arrangements == 1
+    assert p.arrangements == 5
+    assert len(shared[0].consumers) == 2
+
+
+@pytest.mark.parametrize("kind", ["tpch", "tpcds"])
+def test_every_workload_query_normalizes(spark, tpch_db, tpcds_db, use_db, kind, capsys):
+    use_db(kind)
+    opaque, failures, blocks, arrangements = 0, [], 0, 0
+    texts = queries(kind)
+    for name, sql in sorted(texts.items()):
+        try:
+            p = arrnf(sql, spark, name=name)
+        except ArrnfError as e:
+            failures.append(f"{name}: {e}")
+            continue
+        check_well_formed(p)
+        assert str(p) == json.loads(p.to_json())["text"]
+        opaque += p.opaque + sum(isinstance(br.leaf, Opaque) for b in p.blocks for br in b.branches)
+        blocks += len(p.blocks)
+        arrangements += p.arrangements
+    with capsys.disabled():
+        print(f"\n[arrnf] {kind}: {len(texts)} queries, {blocks} blocks, {arrangements} arrangements, "
+              f"{opaque} Opaque terms, {len(failures)} failures")
+    assert not failures, failures
+    assert opaque == 0
+
+
+def test_python_text_equals_the_jvm_text(spark, tpcds_db, use_db):
+    use_db("tpcds")
+    for name in ("q14a", "q23b", "q64", "q77", "q49"):
+        df = spark.sql(queries("tpcds")[name])
+        raw = spark._jvm.arrnf.normal.Arrnf.json(df._jdf, name)
+        jvm_text = spark._jvm.arrnf.normal.Arrnf.text(df._jdf, name)
+        p = Program.from_json(raw)
+        assert str(p) == jvm_text
+
+
+def test_json_round_trips_unchanged(spark, tpcds_db, use_db, seed_tables):
+    use_db("tpcds")
+    for sql in (queries("tpcds")["q2"], queries("tpcds")["q14a"], queries("tpcds")["q47"]):
+        raw = spark._jvm.arrnf.normal.Arrnf.json(spark.sql(sql)._jdf, "q")
+        p = Program.from_json(raw)
+        assert json.loads(p.to_json()) == json.loads(raw)
+        assert p.to_json() == raw
+        again = Program.from_json(p.to_json())
+        assert again == p and again.to_json() == raw
+    assert all(type(b).__name__ == "Block" for b in p.blocks)
+
+
+def test_cost_rows_and_frame(spark, tpch_db, use_db):
+    use_db("tpch")
+    p = arrnf(queries("tpch")["q1"], spark)
+    rows = p.cost()
+    (reduce,) = [r for r in rows if r["head"] == "Reduce"]
+    assert reduce["arrangements"] == 1 and reduce["rule"] == "Reduce: accumulable 1" and True
+    assert reduce["source"] in ("rowCount", "sizeInBytes") and reduce["rows"] > 0 and reduce["bytes"] > reduce["rows"]
+    frame = p.cost_frame()
+    assert list(frame["block"]) == [b.name for b in p.blocks]
+    assert int(frame["arrangements"].sum()) == p.arrangements
+    assert [u.op for u in p.finishing] == ["Sort"]
+
+
+def test_reduce_counts_follow_the_rules(spark):
+    p = arrnf("select id % 3 k, sum(id), min(id), count(distinct id % 5), collect_list(id) from range(10) group by 1",
+              spark)
+    (r,) = [b for b in p.blocks if b.head and b.head.kind == "Reduce"]
+    # distinct 1 + accumulable 1 + hierarchical 16 + basic 1 + collation 1
+    assert r.cost.arrangements == 20, r.cost.rule
+    assert {a.kind for a in r.head.aggregates} == {"accumulable", "hierarchical", "basic"}
+    topk = arrnf("select * from (select * from range(10) order by id desc limit 3) union all select 1", spark)
+    (t,) = [b for b in topk.blocks if b.head and b.head.kind == "TopK"]
+    assert t.cost.arrangements == 16 and t.head.limit == 3 and t.head.order
+
+
+def test_intersect_all_is_a_threshold(spark):
+    p = arrnf("select id from range(10) intersect all select id from range(5)", spark)
+    check_well_formed(p)
+    (t,) = p.blocks
+    assert t.head.kind == "Threshold" and t.head.mode == "intersect"
+    assert [br.negate for br in t.branches] == [False, True]
+
+
+def test_cached_dataframe_is_an_existing_arrangement(spark):
+    cached = spark.range(20).selectExpr("id as ck").cache()
+    cached.createOrReplaceTempView("cached_t")
+    try:
+        p = arrnf("select * from cached_t join range(5) r on cached_t.ck = r.id", spark)
+        check_well_formed(p)
+        (join,) = [br.leaf for b in p.blocks for br in b.branches if isinstance(br.leaf, Join)]
+        assert join.inputs[0].source == "cache"
+        assert p.arrangements == 1  # only the range is arranged anew
+    finally:
+        cached.unpersist()
+
+
+def test_subqueries_and_ctes_are_blocks(spark):
+    p = arrnf("select * from range(10) where id > (select avg(id) from range(4))", spark)
+    check_well_formed(p)
+    sub, root = p.blocks
+    assert sub.head.kind == "Reduce" and sub.consumers[0].role == "subquery"
+    assert f"scalar({sub.name})" in root.branches[0].unary[0].args[0]
+
+
+def test_streaming_dataframe_normalizes(spark):
+    s = spark.readStream.format("rate").load().selectExpr("value % 10 as k").groupBy("k").count()
+    p = arrnf(s)
+    check_well_formed(p)
+    assert p.streaming
+    (b,) = p.blocks
+    assert b.head.kind == "Reduce" and b.head.keys == [["#0{k}"]]
+    assert b.branches[0].leaf == Get("rate", "stream") and b.cost.source == "unknown"
+    d = spark.readStream.format("rate").load().dropDuplicates(["value"])
+    assert arrnf(d).blocks[-1].head.kind == "Distinct"
+
+
+def test_query_that_does_not_analyze_gives_one_clear_message(spark):
+    with pytest.raises(ArrnfError, match=r"^the query does not analyze.*no_such_table") as e:
+        arrnf("select * from no_such_table", spark)
+    assert "\n" not in str(e.value)
+    with pytest.raises(ArrnfError, match="does not analyze"):
+        arrnf("selec 1", spark)
+
+
+def test_unknown_node_is_opaque(spark):
+    df = spark.range(10).mapInPandas(lambda it: it, "id long")
+    p = arrnf(df)
+    check_well_formed(p)
+    assert p.opaque == 1
+    leaf = p.blocks[-1].branches[0].leaf
+    assert isinstance(leaf, Opaque) and leaf.node == "MapInPandas" and leaf.inputs
+    assert "Opaque MapInPandas" in str(p)
+
+
+def test_explain_shows_the_arrnf_program(spark, capsys):
+    spark.sql("select id % 3 k, count(*) from range(10) group by 1").explain(mode="extended")
+    out = capsys.readouterr().out
+    assert "== Extended Information (ArrNF) ==" in out and "built for Spark 4.3.0" in out
+    assert "Reduce keys=[" in out and "-- ArrNF query:" in out
+
+
+def test_views(spark, four_tables):
+    import shutil
+
+    p = arrnf("select ak, count(*) from j_a join j_b on ak = bk group by ak", spark)
+    dot = p.to_dot()
+    assert dot.startswith("digraph arrnf {") and dot.count("->") >= 2
+    html = p._repr_html_()
+    assert "<table>" in html and "ArrangeBy" in html
+    if shutil.which("dot"):
+        assert p.to_svg().lstrip().startswith(("<?xml", "<svg"))
