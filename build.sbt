@@ -25,7 +25,9 @@ lazy val jvmRules = (project in file("jvm-rules"))
       val catalyst = s"spark-catalyst_2.13-$sparkVersion.jar"
       if (!jars.exists(_.data.getName == catalyst))
         sys.error(s"$sparkJarsDir has no $catalyst: this build is for Spark $sparkVersion (pip install pyspark==$sparkVersion).")
-      jars.filterNot(_.data.getName.startsWith("scala-"))
+      // sbt brings the Scala library and compiler itself; keep PySpark's other scala-* modules
+      // (scala-parallel-collections: Spark runs a Union's partitions with it).
+      jars.filterNot(j => Set("scala-library", "scala-reflect", "scala-compiler").exists(n => j.data.getName.startsWith(n + "-")))
     },
     libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
     scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-Xlint:-unused,_", "-release", "17"),
