@@ -1,6 +1,6 @@
 package arrnf.rules
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, Expression, Literal, NamedExpression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeMap, Expression, Literal, NamedExpression}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, AnyValue, First, Last, Max, Min}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.rules.Rule
@@ -38,18 +38,24 @@ object FoldAggregateValueTerms extends Rule[LogicalPlan] {
       val keys = a.groupingExpressions.filter(k => k.deterministic && identityGrouping(k.dataType))
       // Spark pulls complex grouping expressions into the child (`PullOutGroupingExpressions`):
       // `max(id % 3)` over `Project [id % 3 AS _groupingexpression]` is `max` of that key too.
-      val definitions: Seq[(Expression, Expression)] = a.child match {
-        case Project(list, _) => list.collect {
-          case al: Alias if keys.exists(_.semanticEquals(al.toAttribute)) => al.child -> al.toAttribute
-        }
-        case _ => Nil
+      // The argument is read over the child's output, the definitions over the child's input:
+      // compare after putting the child's aliases into the argument.
+      val (definitions, inChildTerms): (Seq[(Expression, Expression)], Expression => Expression) = a.child match {
+        case Project(list, _) =>
+          val aliases = AttributeMap(list.collect { case al: Alias => al.toAttribute -> al.child })
+          (list.collect {
+            case al: Alias if keys.exists(_.semanticEquals(al.toAttribute)) => al.child -> al.toAttribute
+          }, (e: Expression) => e.transform { case at: Attribute if aliases.contains(at) => aliases(at) })
+        case _ => (Nil, identity[Expression])
       }
       def valueInGroup(e: Expression): Option[Expression] = e match {
         case l: Literal => Some(l)
         case _ if !e.deterministic => None
-        case _ => keys.find(_.semanticEquals(e)).orElse(definitions.collectFirst {
-          case (d, key) if d.semanticEquals(e) => key
-        })
+        case _ =>
+          lazy val e2 = inChildTerms(e)
+          keys.find(_.semanticEquals(e)).orElse(definitions.collectFirst {
+            case (d, key) if d.semanticEquals(e) || d.semanticEquals(e2) => key
+          })
       }
       val newAggs = a.aggregateExpressions.map(_.transformDown {
         case AggregateExpression(f, _, _, None, _) if selecting(f).flatMap(valueInGroup).isDefined =>
