@@ -25,7 +25,11 @@ class ArrnfExtension extends (SparkSessionExtensions => Unit) {
 object ArrnfExtension {
   /** Rules run inside Spark's fixed-point "Operator Optimization" batches. */
   val operatorOptimizationRules: Seq[Rule[LogicalPlan]] = Seq(
-    EliminateUnitJoin
+    EliminateUnitJoin,
+    NegationCancels,
+    EliminateSelfSemiAntiJoin,
+    FoldValueTerms,
+    FoldAggregateValueTerms
   )
 
   /** Rules run once, after operator optimization and before join reordering ("Pre CBO Rules"). */

@@ -1,7 +1,7 @@
 package arrnf.rules
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, Expression, Literal, NamedExpression}
-import org.apache.spark.sql.catalyst.plans.{Cross, Inner, JoinType}
+import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeMap, Coalesce, Expression, If, Literal, NamedExpression, Not}
+import org.apache.spark.sql.catalyst.plans.{Cross, Inner, JoinType, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.JOIN
@@ -20,20 +20,30 @@ import org.apache.spark.sql.catalyst.trees.TreePattern.JOIN
  *      +- OneRowRelation
  * }}}
  *
- * When it holds: inner or cross joins only (an outer join pads with NULLs when the condition
- * fails; a semi/anti join is a different law). Every column of the unit side must be a `Literal`:
- * a non-deterministic expression (`rand()`) would be evaluated per row instead of once, and an
+ * The same unit on the right of the other join types (on the left of a right outer join), with the
+ * unit's columns replaced by their literal values `θ'` in the condition `θ`:
+ *  - `Q ⋉θ 1 = σθ'(Q)` (left semi; `Q` without a condition) — e.g. `a IN (SELECT 3)`;
+ *  - `Q ▷θ 1 = σ¬coalesce(θ',false)(Q)` (left anti; empty without a condition);
+ *  - `Q ⟕θ 1 = π[Q, if(θ', c, NULL) …](Q)` (left outer; `π[Q, c …]` without a condition), and the
+ *    mirror for a right outer join with the unit on the left.
+ *
+ * When it holds: the unit has exactly one row and every column of it must be a `Literal`: a
+ * non-deterministic expression (`rand()`) would be evaluated per row instead of once, and an
  * expression constant folding left alone may raise an error (ANSI mode) that the original plan
- * raised once or not at all. The output keeps the join's column order and expression ids. The law
- * holds for streaming plans as well: the join of a stream with a constant is stateless.
+ * raised once or not at all. The condition is evaluated once per row of `Q` in the join and once per
+ * row (per unit column, for the outer join) after the rewrite, so the same errors are raised; an
+ * outer join whose unit has no column would drop the condition's evaluation, so it does not fire
+ * there unless the condition is absent; it also needs a deterministic condition. Full outer joins
+ * are left alone. The output keeps the join's column order and expression ids. The law holds for
+ * streaming plans as well: the join of a stream with a constant is stateless.
  */
 object EliminateUnitJoin extends Rule[LogicalPlan] {
 
   /** The literal columns of a one-row relation, or None if `plan` is not such a relation. */
   private object UnitRelation {
-    def unapply(plan: LogicalPlan): Option[Seq[NamedExpression]] = plan match {
+    def unapply(plan: LogicalPlan): Option[Seq[Alias]] = plan match {
       case OneRowRelation() => Some(Nil)
-      case Project(list, OneRowRelation()) if list.forall(isLiteralColumn) => Some(list)
+      case Project(list, OneRowRelation()) if list.forall(isLiteralColumn) => Some(list.map(_.asInstanceOf[Alias]))
       case _ => None
     }
     private def isLiteralColumn(e: NamedExpression): Boolean = e match {
@@ -48,6 +58,18 @@ object EliminateUnitJoin extends Rule[LogicalPlan] {
       withCondition(Project(left.output ++ literals, left), condition)
     case Join(UnitRelation(literals), right, joinType, condition, _) if isInnerOrCross(joinType) =>
       withCondition(Project(literals ++ right.output, right), condition)
+
+    case Join(left, UnitRelation(literals), LeftSemi, condition, _) =>
+      withCondition(left, condition.map(substitute(_, literals)))
+    case j @ Join(left, UnitRelation(literals), LeftAnti, condition, _) =>
+      condition match {
+        case None => LocalRelation(j.output, Nil, isStreaming = left.isStreaming)
+        case Some(c) => Filter(Not(Coalesce(Seq(substitute(c, literals), Literal(false)))), left)
+      }
+    case j @ Join(left, UnitRelation(literals), LeftOuter, condition, _) if outerApplies(literals, condition) =>
+      Project(left.output ++ padded(literals, condition), left)
+    case j @ Join(UnitRelation(literals), right, RightOuter, condition, _) if outerApplies(literals, condition) =>
+      Project(padded(literals, condition) ++ right.output, right)
   }
 
   private def isInnerOrCross(joinType: JoinType): Boolean = joinType match {
@@ -57,4 +79,24 @@ object EliminateUnitJoin extends Rule[LogicalPlan] {
 
   private def withCondition(child: LogicalPlan, condition: Option[Expression]) =
     condition.fold(child)(Filter(_, child))
+
+  /** The condition with the unit's columns replaced by their literal values. */
+  private def substitute(condition: Expression, literals: Seq[Alias]): Expression = {
+    val values = AttributeMap(literals.map(a => a.toAttribute -> a.child))
+    condition.transform { case a: org.apache.spark.sql.catalyst.expressions.Attribute if values.contains(a) => values(a) }
+  }
+
+  private def outerApplies(literals: Seq[Alias], condition: Option[Expression]): Boolean =
+    condition.forall(c => c.deterministic && literals.nonEmpty)
+
+  /** The unit's columns of an outer join: the literal where the condition holds, NULL elsewhere. */
+  private def padded(literals: Seq[Alias], condition: Option[Expression]): Seq[NamedExpression] =
+    condition match {
+      case None => literals
+      case Some(c) =>
+        val cond = substitute(c, literals)
+        literals.map { a =>
+          Alias(If(cond, a.child, Literal(null, a.dataType)), a.name)(exprId = a.exprId, qualifier = a.qualifier)
+        }
+    }
 }

@@ -1,0 +1,69 @@
+package arrnf.rules
+
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, If, IsNull, Literal, Multiply, Subtract, UnaryMinus}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.types._
+
+/**
+ * Value terms fold where Catalyst 4.3 leaves them apart (it already folds constants, `x + 0`,
+ * `x * 1`, `x * 0` for a non-nullable integral `x` and integral `+`/`*` constant chains):
+ *
+ *  - negation is an involution, `-(-x) = x`:
+ *    {{{ Project [- - d AS v]  =>  Project [d AS v] }}}
+ *    Holds exactly for FLOAT/DOUBLE (negation flips the sign bit: NaN, ±0.0 and ±inf come back as
+ *    they were) and DECIMAL (negation cannot overflow). For integral types only when neither
+ *    negation fails on overflow (ANSI off): two's-complement negation wraps and `-(-MIN) = MIN`;
+ *    with ANSI on, `-(-MIN)` raises an overflow error, which the rewrite would remove: not fired.
+ *  - a term minus itself, `x - x = 0`:
+ *    {{{ Project [(a - a) AS z]  =>  Project [0 AS z]   (a non-nullable)
+ *        Project [(n - n) AS z]  =>  Project [if (isnull(n)) null else 0 AS z] }}}
+ *    Holds for integral and DECIMAL `x` (subtraction of a value from itself cannot overflow, and
+ *    0 has the result type: `Literal.default`); NULL `x` gives NULL, so a nullable `x` keeps a NULL
+ *    test. Not for FLOAT/DOUBLE: `inf - inf` and `NaN - NaN` are NaN. `x` must be a column
+ *    (an `Attribute`): it is deterministic (two `rand()`s are not equal) and evaluating it cannot
+ *    raise, so dropping its evaluation removes no error.
+ *  - zero annihilates, `x * 0 = 0` for a nullable integral or DECIMAL column `x` (Catalyst does only
+ *    the non-nullable integral case): `if (isnull(x)) null else 0`. Not for FLOAT/DOUBLE
+ *    (`inf * 0`, `NaN * 0` are NaN, `-1.0 * 0 = -0.0`).
+ *
+ * Streaming: these are row-wise expression laws and hold for streams as well.
+ */
+object FoldValueTerms extends Rule[LogicalPlan] {
+
+  // UnaryMinus carries no tree-pattern bit in Spark 4.3, so there is nothing to prune on.
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    plan.transformAllExpressions {
+      case UnaryMinus(UnaryMinus(x, innerFails), outerFails) if involutive(x.dataType, innerFails, outerFails) =>
+        x
+      case s @ Subtract(x: Attribute, y: Attribute, _) if exactZeroType(s.dataType) && x.semanticEquals(y) =>
+        zeroUnlessNull(x, s.dataType)
+      case m @ Multiply(x: Attribute, Literal(z, _), _) if exactZeroType(m.dataType) && isZero(z) =>
+        zeroUnlessNull(x, m.dataType)
+      case m @ Multiply(Literal(z, _), x: Attribute, _) if exactZeroType(m.dataType) && isZero(z) =>
+        zeroUnlessNull(x, m.dataType)
+    }
+
+  private def involutive(t: DataType, innerFails: Boolean, outerFails: Boolean): Boolean = t match {
+    case FloatType | DoubleType | _: DecimalType => true
+    case ByteType | ShortType | IntegerType | LongType => !innerFails && !outerFails
+    case _ => false
+  }
+
+  private def exactZeroType(t: DataType): Boolean = t match {
+    case ByteType | ShortType | IntegerType | LongType | _: DecimalType => true
+    case _ => false
+  }
+
+  private def isZero(v: Any): Boolean = v match {
+    case b: Byte => b == 0
+    case s: Short => s == 0
+    case i: Int => i == 0
+    case l: Long => l == 0L
+    case d: org.apache.spark.sql.types.Decimal => d.isZero
+    case _ => false
+  }
+
+  private def zeroUnlessNull(x: Attribute, t: DataType): Expression =
+    if (x.nullable) If(IsNull(x), Literal(null, t), Literal.default(t)) else Literal.default(t)
+}

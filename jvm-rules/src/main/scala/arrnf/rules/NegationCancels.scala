@@ -1,0 +1,126 @@
+package arrnf.rules
+
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeReference, Expression, GreaterThan, Literal, NamedExpression}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Sum}
+import org.apache.spark.sql.catalyst.plans.logical._
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.trees.TreePattern.{AGGREGATE, FILTER, UNION}
+import org.apache.spark.sql.types.LongType
+
+/**
+ * Negation cancels: `X + (-X) = 0`, so `Q EXCEPT ALL Q = ∅` and `(A ∪all B) EXCEPT ALL B = A`.
+ *
+ * Spark rewrites `EXCEPT ALL` early ("Replace Operators", `RewriteExceptAll`) into the ring's
+ * ±1 multiplicity encoding, which is where this rule sees it (the operator-optimization batch):
+ *
+ * {{{
+ *   Filter (isnotnull(sum) AND sum > 0)               -- Threshold
+ *   +- Aggregate [a], [a, sum(vcol) AS sum]
+ *      +- Union
+ *         :- Project [ 1 AS vcol, a ...] +- X          -- + X
+ *         :- Project [ 1 AS vcol, a ...] +- A          -- + A
+ *         +- Project [-1 AS vcol, a ...] +- X'         -- - X   (X' sameResult X)
+ * =>
+ *   Filter (isnotnull(sum) AND sum > 0)
+ *   +- Aggregate [a], [a, sum(vcol) AS sum]
+ *      +- Project [vcol AS vcol#old, a AS a#old]       -- old expression ids kept
+ *         +- Project [ 1 AS vcol, a ...] +- A
+ * }}}
+ * and when every branch cancels, the union is an empty `LocalRelation` (Spark's
+ * `PropagateEmptyRelation` then empties the whole `EXCEPT ALL`).
+ *
+ * When it holds: a union branch `+1 × T` and a branch `-1 × T'` whose bodies (the branch
+ * without its marker column) have the same result (`sameResult`: canonicalized plans, never `==`,
+ * since the analyzer gives the repeated subtree fresh expression ids) contribute, row for row, twin
+ * rows that fall into the same group and add `+1 - 1 = 0` to its sum. The union alone is NOT equal
+ * after the cancellation, so the rule fires only on the whole threshold pattern: an `Aggregate`
+ * whose only aggregate is a plain `sum(marker)` (no DISTINCT, no FILTER) and whose groups are
+ * expressions of the other columns, under a `Filter` with a conjunct `sum > 0` — groups that lose
+ * all their rows had sum 0 and were filtered anyway. Bag semantics: branches cancel pairwise
+ * (`+X, +X, -X` leaves one `+X`). NULLs: grouping treats NULLs as equal, and twin rows are equal
+ * column by column. ANSI: a sum of ±1 markers cannot overflow; no expression is added.
+ * Non-determinism: both bodies must be deterministic (two runs of `rand()` are not twins). Streaming
+ * plans are left alone (`EXCEPT ALL` is not supported on streams anyway).
+ */
+object NegationCancels extends Rule[LogicalPlan] {
+
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    plan.transformUpWithPruning(_.containsAllPatterns(FILTER, AGGREGATE, UNION)) {
+      case f @ Filter(cond, agg @ Aggregate(_, _, u: Union, _))
+          if !f.isStreaming && u.children.size > 1 && !u.byName && !u.allowMissingCol =>
+        thresholdMarker(cond, agg, u).flatMap(cancel(u, _)) match {
+          case Some(newUnion) => f.copy(child = agg.copy(child = newUnion))
+          case None => f
+        }
+    }
+
+  /** The index of the marker column in the union output, if `agg`/`cond` form the threshold. */
+  private def thresholdMarker(cond: Expression, agg: Aggregate, u: Union): Option[Int] = {
+    // Output columns that are plain attributes are grouping columns; the rest are aggregates.
+    val aggregates = agg.aggregateExpressions.filterNot(_.isInstanceOf[Attribute])
+    aggregates match {
+      case Seq(sumAlias @ Alias(AggregateExpression(Sum(marker: AttributeReference, _), _, false, None, _), _)) =>
+        val markerIdx = u.output.indexWhere(_.exprId == marker.exprId)
+        val groupsAvoidMarker = agg.groupingExpressions.forall(!_.references.contains(marker))
+        val thresholded = splitAnd(cond).exists {
+          case GreaterThan(a: Attribute, Literal(0L, LongType)) => a.exprId == sumAlias.exprId
+          case _ => false
+        }
+        if (markerIdx >= 0 && groupsAvoidMarker && thresholded) Some(markerIdx) else None
+      case _ => None
+    }
+  }
+
+  private def splitAnd(e: Expression): Seq[Expression] = e match {
+    case And(l, r) => splitAnd(l) ++ splitAnd(r)
+    case other => Seq(other)
+  }
+
+  /** A union branch `Project [±1 AS marker, cols…] child`: its sign and its body without the marker. */
+  private case class Term(index: Int, sign: Long, body: LogicalPlan)
+
+  private def term(branch: LogicalPlan, index: Int, markerIdx: Int): Option[Term] = branch match {
+    case Project(list, child) if list.size > markerIdx =>
+      list(markerIdx) match {
+        case Alias(Literal(v: Long, LongType), _) if v == 1L || v == -1L =>
+          val body = Project(list.patch(markerIdx, Nil, 1), child)
+          if (body.deterministic) Some(Term(index, v, body)) else None
+        case _ => None
+      }
+    case _ => None
+  }
+
+  /** The union with cancelling pairs removed, or None if nothing cancels. */
+  private def cancel(u: Union, markerIdx: Int): Option[LogicalPlan] = {
+    val terms = u.children.zipWithIndex.flatMap { case (c, i) => term(c, i, markerIdx) }
+    val (pos, neg) = terms.partition(_.sign > 0)
+    var remainingNeg = neg
+    val dropped = scala.collection.mutable.Set.empty[Int]
+    pos.foreach { p =>
+      remainingNeg.find(n => n.body.sameResult(p.body)) match {
+        case Some(n) =>
+          dropped += p.index
+          dropped += n.index
+          remainingNeg = remainingNeg.filterNot(_ eq n)
+        case None =>
+      }
+    }
+    if (dropped.isEmpty) return None
+    val kept = u.children.zipWithIndex.collect { case (c, i) if !dropped.contains(i) => c }
+    Some(kept match {
+      case Seq() => LocalRelation(u.output, Nil, isStreaming = false)
+      case Seq(only) => keepIds(u.output, only)
+      case several =>
+        // The union's output is its first child's; keep the old ids when the first child went.
+        if (several.head eq u.children.head) Union(several) else keepIds(u.output, Union(several))
+    })
+  }
+
+  /** `child` re-aliased so that its output carries the expression ids of `output`. */
+  private def keepIds(output: Seq[Attribute], child: LogicalPlan): LogicalPlan = {
+    if (child.output.map(_.exprId) == output.map(_.exprId)) child
+    else Project(output.zip(child.output).map { case (old, now) =>
+      Alias(now, old.name)(exprId = old.exprId): NamedExpression
+    }, child)
+  }
+}
