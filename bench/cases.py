@@ -8,8 +8,12 @@ tables (sized by ``scale``: 1.0 is the size the rule issues name), and the SQL.
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Callable
+
+from bench_ring import LAWS
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,13 @@ def _factorize_tables(spark, scale: float) -> None:
     for i in (1, 2, 3):
         spark.range(n).selectExpr(f"(id * {2 * i + 1}) % {n} as k", f"id % {10 * i} as b_val") \
             .createOrReplaceTempView(f"branch_{i}")
+
+
+def _ring_tables(spark, scale: float) -> None:
+    """The table of bench_ring.py: 2M rows at scale 1, with NULLs, duplicates and a double column."""
+    spark.range(int(2_000_000 * scale)).selectExpr(
+        "id as a", "id % 1000 as k", "if(id % 7 = 0, null, id % 13) as n", "cast(id as double) / 3 as d"
+    ).createOrReplaceTempView("big")
 
 
 def _unit_tables(spark, scale: float) -> None:
@@ -55,4 +66,12 @@ CASES = [
         _unit_tables,
         "select g, count(*) as n, sum(one) as s from unit_fact cross join (select 1 as one) u group by g",
     ),
+] + [
+    Case(
+        "ring_" + re.sub(r"[^a-z0-9]+", "_", law.split(": ")[1].lower()).strip("_"),
+        law.split(":")[0],
+        _ring_tables,
+        sql,
+    )
+    for law, sql in LAWS.items()
 ]
