@@ -128,6 +128,12 @@ final class Normalizer(rootName: String) {
         ops += UnaryOp("Project", list.map(e => show(e, c.out))); p = c
       case Project(list, c @ (_: Sort | _: GlobalLimit | _: LocalLimit | _: Offset)) =>
         ops += UnaryOp("Project", list.map(e => show(e, c.out))); p = c
+      case w: WithCTE if isFinishing(w.plan) || w.plan.isInstanceOf[Project] =>
+        // finishing operators above the CTE definitions' consumer: peel them, keep the definitions
+        val (inner, core) = peelFinishing(w.plan)
+        ops ++= inner.reverse
+        p = w.copy(plan = core)
+        go = false
       case _ => go = false
     }
     (ops.reverse.toSeq, p)
