@@ -2,6 +2,7 @@
 
     arrnf demo                               # generated TPC-DS data, the product at work
     arrnf explain QUERY.sql --tables DIR     # a SQL file against the Parquet tables in DIR
+    arrnf explain QUERY.sql --tables DIR --format text|json|dot   # only its ArrNF program
     arrnf data tpcds --scale 0.1             # generate data and print its folder
 """
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .errors import ArrnfSetupError
+from .plan import ArrnfError
 
 DEMO_QUERY = """\
 -- Which item brands sold on one day, per channel: a UNION ALL of joins that share date_dim.
@@ -48,7 +50,16 @@ def cmd_data(args) -> int:
     return 0
 
 
-def _show(spark, sql: str) -> None:
+def _program(spark, df, name: str) -> str:
+    """The ArrNF text of ``df`` followed by its cost table."""
+    from .plan import arrnf
+
+    p = arrnf(df, spark, name=name)
+    table = p.cost_frame()[["block", "head", "arrangements", "rows", "bytes", "source", "sharing"]]
+    return f"{p}\n== ArrNF costs ({p.arrangements} arrangements) ==\n{table.to_string(index=False)}"
+
+
+def _show(spark, sql: str, name: str = "query") -> None:
     from .compare import arrnf_enabled, optimized_plan
 
     with arrnf_enabled(spark, False):
@@ -61,7 +72,7 @@ def _show(spark, sql: str) -> None:
         print("== Optimized plan, with pyspark-arrnf ==")
         print(optimized_plan(on))
         print("== ArrNF ==")
-        print(spark._jvm.arrnf.ArrnfExplainProvider().generateExtendedInfo(on._jdf.queryExecution().executedPlan()))
+        print(_program(spark, on, name))
         on_rows = on.collect()
     same = sorted(map(tuple, on_rows), key=repr) == sorted(map(tuple, off_rows), key=repr)
     print(f"== Results: {len(on_rows)} rows with the extension, {len(off_rows)} without; "
@@ -79,7 +90,7 @@ def cmd_demo(args) -> int:
     spark = _session(args)
     register_tables(spark, folder)
     print(f"-- TPC-DS at scale factor {args.scale:g}, generated in {folder}\n{DEMO_QUERY}")
-    _show(spark, DEMO_QUERY)
+    _show(spark, DEMO_QUERY, name="demo")
     return 0
 
 
@@ -90,7 +101,19 @@ def cmd_explain(args) -> int:
     spark = _session(args)
     if args.tables:
         register_tables(spark, args.tables)
-    _show(spark, sql)
+    name = Path(args.query).stem if args.query != "-" else "query"
+    if args.format is None:
+        _show(spark, sql, name=name)
+        return 0
+    from .plan import arrnf
+
+    p = arrnf(sql, spark, name=name)
+    if args.format == "json":
+        print(p.to_json(indent=2))
+    elif args.format == "dot":
+        print(p.to_dot(), end="")
+    else:
+        print(p, end="")
     return 0
 
 
@@ -105,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("query", help="a .sql file, or - for standard input")
     e.add_argument("--tables", help="a folder whose Parquet files/folders are tables by name")
     e.add_argument("--conf", action="append", metavar="KEY=VALUE")
+    e.add_argument("--format", choices=["text", "json", "dot"],
+                   help="print only the ArrNF program, in this form (without it: plans, ArrNF, costs and a run "
+                        "with and without the extension)")
     e.set_defaults(func=cmd_explain)
     g = sub.add_parser("data", help="generate TPC-H or TPC-DS data and print its folder")
     g.add_argument("kind", choices=["tpch", "tpcds"])
@@ -113,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         return args.func(args)
-    except ArrnfSetupError as e:
+    except (ArrnfSetupError, ArrnfError) as e:
         print(f"arrnf: {e}", file=sys.stderr)
         return 2
     except FileNotFoundError as e:

@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -449,11 +450,18 @@ def arrnf(df_or_sql, spark=None, name: str = "query") -> Program:
             spark = SparkSession.getActiveSession()
             if spark is None:
                 raise ArrnfError("no active SparkSession: pass spark=..., or start one with pyspark_arrnf.session()")
+        # PySpark logs every failed analysis with its JVM stack trace (logger SQLQueryContextLogger);
+        # the user gets one clear message instead.
+        quiet = logging.getLogger("SQLQueryContextLogger")
+        was = quiet.disabled
+        quiet.disabled = True
         try:
             df = spark.sql(df_or_sql)
         except Exception as e:  # noqa: BLE001 - AnalysisException, ParseException: say it once, clearly
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise ArrnfError(f"the query does not analyze, so it has no plan to normalize: {first}") from None
+        finally:
+            quiet.disabled = was
     else:
         df = df_or_sql
         spark = spark or df.sparkSession

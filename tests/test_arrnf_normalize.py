@@ -24,7 +24,9 @@ def seed_tables(spark, tmp_path_factory):
         spark.range(50 + i).selectExpr(*[f"cast(id % {c + 2} as int) as c{c}" for c in range(NCOLS)]) \
             .write.parquet(path)
         spark.read.parquet(path).createOrReplaceTempView(t)
-    return ("l1", "l2", "l3")
+    yield ("l1", "l2", "l3")
+    for t in ("l1", "l2", "l3"):  # temporary views show in every database's listTables
+        spark.catalog.dropTempView(t)
 
 
 def seed_l4_sql() -> str:
@@ -94,7 +96,9 @@ def test_seed_worked_example_l4_with_except_all(spark, seed_tables):
 def four_tables(spark):
     for i, t in enumerate("abcd"):
         spark.range(100 + i).selectExpr(f"id as {t}k", f"id * 2 as {t}v").createOrReplaceTempView(f"j_{t}")
-    return "abcd"
+    yield "abcd"
+    for t in "abcd":
+        spark.catalog.dropTempView(f"j_{t}")
 
 
 def test_four_input_join_has_six_arrangements(spark, four_tables):
@@ -208,6 +212,7 @@ def test_cached_dataframe_is_an_existing_arrangement(spark):
         assert p.arrangements == 1  # only the range is arranged anew
     finally:
         cached.unpersist()
+        spark.catalog.dropTempView("cached_t")
 
 
 def test_subqueries_and_ctes_are_blocks(spark):

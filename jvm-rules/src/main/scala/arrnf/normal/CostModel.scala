@@ -61,9 +61,11 @@ object CostModel {
       head: Option[Head],
       plan: LogicalPlan,
       input: LogicalPlan,
+      planOut: Seq[Attribute],
+      inputOut: Seq[Attribute],
       arrangeKeys: Seq[Seq[Expression]],
       consumers: Seq[Consumer],
-      columns: Seq[String]): Cost = {
+      streaming: Boolean): Cost = {
     val (n, rule) = counts(head)
     val why = head match {
       case _ if consumers.isEmpty => "the query's result"
@@ -75,23 +77,22 @@ object CostModel {
     }
     if (n == 0) return Cost(0, rule, Nil, Nil, None, None, "none", why)
     val h = head.get
-    val (keyCols, arranged): (Seq[Expression], LogicalPlan) =
-      if (h.kind == "ArrangeBy") (arrangeKeys.flatten, plan) else (Nil, input)
+    val (keyCols, arranged, arrangedOut): (Seq[Expression], LogicalPlan, Seq[Attribute]) =
+      if (h.kind == "ArrangeBy") (arrangeKeys.flatten, plan, planOut) else (Nil, input, inputOut)
     val keyWidth = if (h.kind == "ArrangeBy") keyCols.map(e => Try(e.dataType.defaultSize).getOrElse(8)).sum
-      else Try(input.output.filter(a => h.keys.flatten.exists(_.contains(s"{${a.name}}")))
+      else Try(inputOut.filter(a => h.keys.flatten.exists(_.contains(s"{${a.name}}")))
         .map(_.dataType.defaultSize).sum).getOrElse(0)
     val refs = AttributeSet(keyCols.flatMap(_.references))
-    val all = Try(arranged.output).getOrElse(Nil)
+    val all = arrangedOut
     val values: Seq[Attribute] = if (h.kind == "ArrangeBy") all.filterNot(refs.contains) else all
     val valueWidth = values.map(a => Try(a.dataType.defaultSize).getOrElse(8)).sum
-    val (rows, source) = estimateRows(arranged)
+    val (rows, source) = if (streaming) (None, "unknown") else estimateRows(arranged, arrangedOut)
     val bytes = rows.map(r => (BigInt(r) * (keyWidth + valueWidth + UpdateOverhead)).min(BigInt(Long.MaxValue)).toLong)
     Cost(n, rule, h.keys, values.map(_.name), rows, bytes, source, why)
   }
 
-  def estimateRows(p: LogicalPlan): (Option[Long], String) = Try(p.stats).toOption match {
+  def estimateRows(p: LogicalPlan, output: Seq[Attribute]): (Option[Long], String) = Try(p.stats).toOption match {
     case None => (None, "unknown")
-    case Some(_) if p.isStreaming => (None, "unknown")
     case Some(s) => s.rowCount match {
       case Some(rc) => (Some(rc.toLong), "rowCount")
       case None =>
@@ -100,7 +101,7 @@ object CostModel {
         val unknownLeaf = p.collectLeaves().exists(l => Try(l.stats.sizeInBytes >= default).getOrElse(true))
         if (s.sizeInBytes >= default || s.sizeInBytes <= 0 || unknownLeaf) (None, "unknown")
         else {
-          val width = 8 + p.output.map(_.dataType.defaultSize).sum
+          val width = 8 + output.map(_.dataType.defaultSize).sum
           (Some((s.sizeInBytes / width).max(1).min(BigInt(Long.MaxValue)).toLong), "sizeInBytes")
         }
     }

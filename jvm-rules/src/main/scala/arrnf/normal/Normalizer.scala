@@ -6,6 +6,7 @@ import scala.util.Try
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate._
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.plans.{Cross, FullOuter, Inner, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
@@ -53,6 +54,31 @@ final class Normalizer(rootName: String) {
   private final case class Body(branches: Vector[Branch], output: Seq[Attribute])
 
   private val done = mutable.ArrayBuffer[Builder]()
+
+  // Spark computes a join's output afresh on every call, from its children's outputs: in a deep
+  // join chain that is quadratic per call. Each node's output is computed here once.
+  private val outputs = new java.util.IdentityHashMap[LogicalPlan, Seq[Attribute]]()
+  private implicit class Out(p: LogicalPlan) {
+    def out: Seq[Attribute] = {
+      val known = outputs.get(p)
+      if (known != null) known
+      else {
+        val o = p match {
+          case j: Join => j.joinType match {
+            case Inner | Cross => j.left.out ++ j.right.out
+            case LeftOuter => j.left.out ++ j.right.out.map(_.withNullability(true))
+            case RightOuter => j.left.out.map(_.withNullability(true)) ++ j.right.out
+            case FullOuter => (j.left.out ++ j.right.out).map(_.withNullability(true))
+            case LeftSemi | LeftAnti => j.left.out
+            case _ => j.output
+          }
+          case _ => p.output
+        }
+        outputs.put(p, o)
+        o
+      }
+    }
+  }
   private val canon = mutable.HashMap[(String, LogicalPlan), Builder]()
   private val counters = mutable.HashMap[String, Int]()
   private val ctes = mutable.HashMap[Long, Builder]()
@@ -64,7 +90,10 @@ final class Normalizer(rootName: String) {
     s"$prefix.tmp$n"
   }
 
+  private var streaming = false
+
   def normalize(plan: LogicalPlan): ArrnfProgram = {
+    streaming = plan.isStreaming
     val (finishing, core) = peelFinishing(plan)
     val root = new Builder(rootName, rootName)
     root.sharing = 1
@@ -81,7 +110,7 @@ final class Normalizer(rootName: String) {
       case Some(b) => b.consumers.clear(); b.sharing = 1
       case None => done += root
     }
-    ArrnfProgram(rootName, done.toSeq.map(b => freeze(b, rename)), finishing, plan.isStreaming, opaque)
+    ArrnfProgram(rootName, done.toSeq.map(b => freeze(b, rename)), finishing, streaming, opaque)
   }
 
   // ---------------------------------------------------------------- finishing
@@ -94,11 +123,17 @@ final class Normalizer(rootName: String) {
       case GlobalLimit(e, c) => ops += UnaryOp("Limit", Seq(e.toString)); p = c
       case LocalLimit(_, c) => p = c
       case Offset(e, c) => ops += UnaryOp("Offset", Seq(e.toString)); p = c
-      case s: Sort if s.global => ops += UnaryOp("Sort", s.order.map(o => show(o, s.child.output))); p = s.child
+      case s: Sort if s.global => ops += UnaryOp("Sort", s.order.map(o => show(o, s.child.out))); p = s.child
       case Project(list, c) if isFinishing(c) && ops.isEmpty =>
-        ops += UnaryOp("Project", list.map(e => show(e, c.output))); p = c
+        ops += UnaryOp("Project", list.map(e => show(e, c.out))); p = c
       case Project(list, c @ (_: Sort | _: GlobalLimit | _: LocalLimit | _: Offset)) =>
-        ops += UnaryOp("Project", list.map(e => show(e, c.output))); p = c
+        ops += UnaryOp("Project", list.map(e => show(e, c.out))); p = c
+      case w: WithCTE if isFinishing(w.plan) || w.plan.isInstanceOf[Project] =>
+        // finishing operators above the CTE definitions' consumer: peel them, keep the definitions
+        val (inner, core) = peelFinishing(w.plan)
+        ops ++= inner.reverse
+        p = w.copy(plan = core)
+        go = false
       case _ => go = false
     }
     (ops.reverse.toSeq, p)
@@ -162,8 +197,8 @@ final class Normalizer(rootName: String) {
       done += nb
       nb
     })
-    val shown = keys.map(k => render(k, p.output, ctx))
-    val canonKey = keys.map(k => show(k, p.output, withNames = false)).mkString(",")
+    val shown = keys.map(k => render(k, p.out, ctx))
+    val canonKey = keys.map(k => show(k, p.out, withNames = false)).mkString(",")
     if (!b.keySets.exists(_._1 == canonKey)) b.keySets += ((canonKey, shown, keys))
     b.head = Some(Head("ArrangeBy", b.keySets.map(_._2).toSeq))
     b.sharing += 1
@@ -184,7 +219,7 @@ final class Normalizer(rootName: String) {
 
   private def cachedName(p: LogicalPlan): Option[String] = p match {
     case r: InMemoryRelation =>
-      Some(r.cacheBuilder.tableName.getOrElse(r.output.map(_.name).mkString("cached(", ", ", ")")))
+      Some(r.cacheBuilder.tableName.getOrElse(r.out.map(_.name).mkString("cached(", ", ", ")")))
     case _ => None
   }
 
@@ -208,7 +243,7 @@ final class Normalizer(rootName: String) {
   /** The head of `p` when `p` forms an arrangement: (head, its input, the body under it). */
   private def headOf(p: LogicalPlan, ctx: Ctx): Option[(Head, LogicalPlan, Body)] = p match {
     case a: Aggregate =>
-      val in = a.child.output
+      val in = a.child.out
       val keys = a.groupingExpressions.map(render(_, in, ctx))
       val aggs = a.aggregateExpressions.filter(_.exists(_.isInstanceOf[AggregateExpression]))
       if (aggs.isEmpty) Some((Head("Distinct", Seq(keys)), a.child, toBody(a.child, ctx)))
@@ -221,24 +256,24 @@ final class Normalizer(rootName: String) {
         Some((Head("Reduce", Seq(keys), terms), a.child, toBody(a.child, ctx)))
       }
     case d: Deduplicate =>
-      Some((Head("Distinct", Seq(d.keys.map(render(_, d.child.output, ctx)))), d.child, toBody(d.child, ctx)))
+      Some((Head("Distinct", Seq(d.keys.map(render(_, d.child.out, ctx)))), d.child, toBody(d.child, ctx)))
     case d: DeduplicateWithinWatermark =>
-      Some((Head("Distinct", Seq(d.keys.map(render(_, d.child.output, ctx))), mode = Some("within watermark")),
+      Some((Head("Distinct", Seq(d.keys.map(render(_, d.child.out, ctx))), mode = Some("within watermark")),
         d.child, toBody(d.child, ctx)))
     case w: Window =>
-      val in = w.child.output
+      val in = w.child.out
       Some((Head("Reduce", Seq(w.partitionSpec.map(render(_, in, ctx))),
         w.windowExpressions.map(e => AggTerm(render(e.transform { case we: WindowExpression => we.windowFunction },
           in, ctx), "window", distinct = false)),
         order = w.orderSpec.map(render(_, in, ctx)), mode = Some("window")), w.child, toBody(w.child, ctx)))
     case w: WindowGroupLimit =>
-      val in = w.child.output
+      val in = w.child.out
       Some((Head("TopK", Seq(w.partitionSpec.map(render(_, in, ctx))), order = w.orderSpec.map(render(_, in, ctx)),
         limit = Some(w.limit.toLong), mode = Some(w.rankLikeFunction.prettyName)), w.child, toBody(w.child, ctx)))
     case _: GlobalLimit | _: LocalLimit | _: Offset | _: Tail if isHead(p) =>
       limitChain(p).map { case (limit, offset, tail, child) =>
         val (order, input) = stripTransparent(child) match {
-          case s: Sort => (s.order.map(render(_, s.child.output, ctx)), s.child)
+          case s: Sort => (s.order.map(render(_, s.child.out, ctx)), s.child)
           case other => (Nil, other)
         }
         (Head("TopK", Seq(Nil), order = order, limit = limit, offset = offset,
@@ -251,9 +286,9 @@ final class Normalizer(rootName: String) {
 
   /** The columns a head's block holds (Spark's EXCEPT/INTERSECT ALL: the replicated rows). */
   private def headOutput(p: LogicalPlan): Seq[Attribute] = p match {
-    case g: Generate => matchThreshold(g, None).map(_.out).getOrElse(p.output)
-    case pr @ Project(_, g: Generate) => matchThreshold(g, Some(pr)).map(_.out).getOrElse(p.output)
-    case _ => p.output
+    case g: Generate => matchThreshold(g, None).map(_.out).getOrElse(p.out)
+    case pr @ Project(_, g: Generate) => matchThreshold(g, Some(pr)).map(_.out).getOrElse(p.out)
+    case _ => p.out
   }
 
   /** Limit/Offset/Tail nodes on top of each other: (limit, offset, tail?, the rest). */
@@ -307,7 +342,7 @@ final class Normalizer(rootName: String) {
       case Seq(_: Count, _: Count) => "intersect"
       case _ => return None
     }
-    val uOut = union.output
+    val uOut = union.out
     val markerPos = markers.map(m => uOut.indexWhere(_.exprId == m.exprId))
     if (markerPos.contains(-1)) return None
     val groupPos = agg.groupingExpressions.map {
@@ -332,7 +367,7 @@ final class Normalizer(rootName: String) {
         }
       case _ => return None
     }
-    Some(ThresholdMatch(mode, union, groupPos, markerPos, positive, top.map(_.output).getOrElse(g.generatorOutput)))
+    Some(ThresholdMatch(mode, union, groupPos, markerPos, positive, top.map(_.out).getOrElse(g.generatorOutput)))
   }
 
   private def buildThreshold(m: ThresholdMatch, ctx: Ctx): (Head, LogicalPlan, Body) = {
@@ -341,7 +376,7 @@ final class Normalizer(rootName: String) {
       if (positive) body.branches else body.branches.map(b => b.copy(negate = !b.negate))
       case _ => Nil
     }
-    val in = m.union.output
+    val in = m.union.out
     val keys = m.groupPos.zipWithIndex.map { case (u, i) => ref(i, in(u).name) }
     ctx.block.notes += s"Spark's ${m.mode.toUpperCase(java.util.Locale.ROOT)} ALL rewrite (markers at ${m.markerPos.mkString(", ")})"
     (Head("Threshold", Seq(keys), mode = Some(m.mode)), m.union, Body(branches.toVector, m.out))
@@ -367,46 +402,46 @@ final class Normalizer(rootName: String) {
 
   private def toBody(p: LogicalPlan, ctx: Ctx): Body = p match {
     case u: Union =>
-      Body(u.children.iterator.flatMap(c => toBody(c, ctx).branches).toVector, u.output)
+      Body(u.children.iterator.flatMap(c => toBody(c, ctx).branches).toVector, u.out)
     case _ if isHead(p) => leafBody(headBlock(p, ctx), headOutput(p))
     case Project(list, child) =>
       val body = toBody(child, ctx)
-      unary(body, projectOps(list, body.output, ctx), p.output)
+      unary(body, projectOps(list, body.output, ctx), p.out)
     case Filter(cond, child) =>
       val body = toBody(child, ctx)
-      unary(body, Seq(UnaryOp("Filter", splitAnd(cond).map(render(_, body.output, ctx)))), p.output)
+      unary(body, Seq(UnaryOp("Filter", splitAnd(cond).map(render(_, body.output, ctx)))), p.out)
     case g: Generate =>
       val body = toBody(g.child, ctx)
       val text = (if (g.outer) "outer " else "") + render(g.generator, body.output, ctx)
-      unary(body, Seq(UnaryOp("FlatMap", Seq(text))), g.output)
+      unary(body, Seq(UnaryOp("FlatMap", Seq(text))), g.out)
     case e: Expand =>
       val body = toBody(e.child, ctx)
-      unary(body, Seq(UnaryOp("FlatMap", e.projections.map(ps => ps.map(render(_, body.output, ctx)).mkString("(", ", ", ")")))), e.output)
+      unary(body, Seq(UnaryOp("FlatMap", e.projections.map(ps => ps.map(render(_, body.output, ctx)).mkString("(", ", ", ")")))), e.out)
     case s: Sample =>
       val body = toBody(s.child, ctx)
       unary(body, Seq(UnaryOp(if (s.withReplacement) "FlatMap" else "Filter",
-        Seq(s"sample(${s.lowerBound}, ${s.upperBound}, replace=${s.withReplacement})"))), s.output)
+        Seq(s"sample(${s.lowerBound}, ${s.upperBound}, replace=${s.withReplacement})"))), s.out)
     case t: TypedFilter =>
       val body = toBody(t.child, ctx)
-      unary(body, Seq(UnaryOp("Filter", Seq(s"typed ${t.func.getClass.getSimpleName}"))), t.output)
+      unary(body, Seq(UnaryOp("Filter", Seq(s"typed ${t.func.getClass.getSimpleName}"))), t.out)
     case s: Sort =>
       ctx.block.notes += "a sort inside the query (order is not kept by bags; ignored)"
-      toBody(s.child, ctx).copy(output = s.output)
+      toBody(s.child, ctx).copy(output = s.out)
     case r: RepartitionOperation =>
       ctx.block.notes += s"${r.nodeName} (an exchange, no arrangement)"
-      toBody(r.child, ctx).copy(output = r.output)
+      toBody(r.child, ctx).copy(output = r.out)
     case r: RebalancePartitions =>
       ctx.block.notes += "RebalancePartitions (an exchange, no arrangement)"
-      toBody(r.child, ctx).copy(output = r.output)
-    case s: SubqueryAlias => toBody(s.child, ctx).copy(output = s.output)
-    case h: ResolvedHint => toBody(h.child, ctx).copy(output = h.output)
-    case v: View => toBody(v.child, ctx).copy(output = v.output)
+      toBody(r.child, ctx).copy(output = r.out)
+    case s: SubqueryAlias => toBody(s.child, ctx).copy(output = s.out)
+    case h: ResolvedHint => toBody(h.child, ctx).copy(output = h.out)
+    case v: View => toBody(v.child, ctx).copy(output = v.out)
     case w: EventTimeWatermark =>
       ctx.block.notes += s"watermark on ${w.eventTime.name} delay ${w.delay}"
-      toBody(w.child, ctx).copy(output = w.output)
+      toBody(w.child, ctx).copy(output = w.out)
     case c: CollectMetrics =>
       ctx.block.notes += s"observed metrics ${c.name}"
-      toBody(c.child, ctx).copy(output = c.output)
+      toBody(c.child, ctx).copy(output = c.out)
     case w: WithCTE =>
       w.cteDefs.foreach(d => defineCte(d, ctx))
       toBody(w.plan, ctx)
@@ -416,14 +451,14 @@ final class Normalizer(rootName: String) {
         case Some(b) =>
           b.sharing += 1
           b.consumers += Consumer(ctx.block.name, "cte", s"read in ${ctx.block.name}")
-          leafBody(GetLeaf(b.name, "block"), r.output)
-        case None => leafBody(GetLeaf(s"cte${r.cteId}", "cte"), r.output)
+          leafBody(GetLeaf(b.name, "block"), r.out)
+        case None => leafBody(GetLeaf(s"cte${r.cteId}", "cte"), r.out)
       }
-    case j: Join => leafBody(joinLeaf(j, ctx), j.output)
+    case j: Join => leafBody(joinLeaf(j, ctx), j.out)
     case LocalLimit(e, child) =>
       val body = toBody(child, ctx)
-      unary(body, Seq(UnaryOp("Filter", Seq(s"local_limit($e)"))), p.output)
-    case leaf: LeafNode => leafBody(leafTerm(leaf, ctx), leaf.output)
+      unary(body, Seq(UnaryOp("Filter", Seq(s"local_limit($e)"))), p.out)
+    case leaf: LeafNode => leafBody(leafTerm(leaf, ctx), leaf.out)
     case other =>
       opaque += 1
       val grouped = groupingOf(other)
@@ -434,7 +469,7 @@ final class Normalizer(rootName: String) {
         }
       }
       leafBody(OpaqueLeaf(other.nodeName, Try(other.simpleString(5)).getOrElse(other.nodeName).take(200), inputs),
-        other.output)
+        other.out)
   }
 
   private def defineCte(d: CTERelationDef, ctx: Ctx): Unit = if (!ctes.contains(d.id)) {
@@ -457,9 +492,9 @@ final class Normalizer(rootName: String) {
     case f: FlatMapGroupsInPandasWithState => Some(Seq(f.groupingAttributes))
     case c: CoGroup => Some(Seq(c.leftGroup, c.rightGroup))
     case f: FlatMapCoGroupsInPandas => Some(Seq(f.leftGroupingLen, f.rightGroupingLen).zip(p.children)
-      .map { case (n, c) => c.output.take(n) })
+      .map { case (n, c) => c.out.take(n) })
     case f: FlatMapCoGroupsInArrow => Some(Seq(f.leftGroupingLen, f.rightGroupingLen).zip(p.children)
-      .map { case (n, c) => c.output.take(n) })
+      .map { case (n, c) => c.out.take(n) })
     case t: TransformWithState => Some(Seq(t.groupingAttributes))
     case _ => None
   }
@@ -498,7 +533,7 @@ final class Normalizer(rootName: String) {
       case Some((_, l, r, other, _, _, _, _)) => (l, r, other)
       case None => (Nil, Nil, j.condition)
     }
-    val both = j.left.output ++ j.right.output
+    val both = j.left.out ++ j.right.out
     val on = lk.zip(rk).map { case (l, r) => s"${render(l, both, ctx)} = ${render(r, both, ctx)}" }
     val jt = (j.joinType match {
       case _: org.apache.spark.sql.catalyst.plans.ExistenceJoin => "existence"
@@ -556,7 +591,8 @@ final class Normalizer(rootName: String) {
     }
     val consumers = b.consumers.toSeq.map(c => c.copy(block = rn(c.block)))
     val branches = b.branches.map(br => br.copy(leaf = fixLeaf(br.leaf)))
-    val cost = CostModel.cost(b.head, b.plan, b.input, b.keySets.map(_._3).toSeq, consumers, b.columns)
+    val cost = CostModel.cost(b.head, b.plan, b.input, b.plan.out, b.input.out, b.keySets.map(_._3).toSeq, consumers,
+      streaming)
     Block(rn(b.name), b.head, branches, b.columns, math.max(b.sharing, 1), consumers, cost, b.notes.toSeq)
   }
 }

@@ -1,0 +1,87 @@
+package arrnf.normal
+
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnaryNode}
+import org.apache.spark.sql.execution.RDDScanExec
+import org.apache.spark.sql.types.LongType
+import org.json4s.jackson.JsonMethods
+
+import arrnf.ArrnfSparkSuite
+
+/** A node no normalizer has seen: it must become an `Opaque` term, its input a block. */
+case class MysteryNode(child: LogicalPlan) extends UnaryNode {
+  override def output: Seq[Attribute] = child.output
+  override protected def withNewChildInternal(c: LogicalPlan): LogicalPlan = copy(child = c)
+}
+
+class NormalizerSuite extends ArrnfSparkSuite {
+  private def program(sql: String, name: String = "query"): ArrnfProgram =
+    Arrnf.program(spark.sql(sql).queryExecution.optimizedPlan, name)
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    for ((t, i) <- Seq("l1", "l2", "l3").zipWithIndex)
+      spark.range(40 + i).selectExpr((0 to 20).map(c => s"cast(id % ${c + 2} as int) as c$c"): _*)
+        .createOrReplaceTempView(t)
+    for ((t, i) <- "abcd".zipWithIndex)
+      spark.range(100 + i).selectExpr(s"id as ${t}k", s"id * 2 as ${t}v").createOrReplaceTempView(s"j_$t")
+  }
+
+  test("the seed's l4: Distinct block, Threshold over Union(l1, l3, Negate Join(l2, Distinct))") {
+    val cols = (2 to 20).map(i => s"c$i").mkString(", ")
+    val p = program(
+      s"select $cols from l1 union all select $cols from l3 except all " +
+        s"select ${(2 to 20).map(i => s"l2.c$i").mkString(", ")} from l2 join (select distinct c0 from l3) d on l2.c0 = d.c0",
+      "l4")
+    val l4 = p.block("l4")
+    assert(l4.head.map(_.kind).contains("Threshold"))
+    val (neg, pos) = l4.branches.partition(_.negate)
+    assert(pos.size == 2 && neg.size == 1)
+    val join = neg.head.leaf.asInstanceOf[JoinLeaf]
+    val Seq(l2Arr, distinct) = join.inputs.map(g => p.block(g.name))
+    assert(distinct.head.get.kind == "Distinct" && distinct.name.startsWith("l4.tmp"))
+    assert(l2Arr.head.get.kind == "ArrangeBy" && l2Arr.head.get.keys == Seq(Seq("#0{c0}")))
+    assert(p.arrangements == 3 && p.opaque == 0)
+  }
+
+  test("a join of four inputs: six arrangements; a shared input counts once") {
+    assert(program("select * from j_a join j_b on ak = bk join j_c on bk = ck join j_d on ck = dk").arrangements == 6)
+    val shared = program("select x.ak, y.bv, z.bv from j_a x join j_b y on x.ak = y.bk join j_c w on x.ak = w.ck " +
+      "join j_b z on x.ak = z.bk")
+    assert(shared.arrangements == 5)
+    assert(shared.blocks.count(_.sharing == 2) == 1)
+  }
+
+  test("an unknown node is an Opaque term over a block, never an exception") {
+    val plan = MysteryNode(spark.range(5).queryExecution.optimizedPlan)
+    val p = Arrnf.program(plan, "q")
+    assert(p.opaque == 1)
+    val leaf = p.blocks.last.branches.head.leaf.asInstanceOf[OpaqueLeaf]
+    assert(leaf.node == "MysteryNode" && leaf.inputs.size == 1)
+    assert(TextFormat(p).contains("Opaque MysteryNode"))
+  }
+
+  test("the JSON form parses and carries the text form") {
+    val p = program("select k, sum(v) from (select id % 3 k, id v from range(10)) group by k order by k")
+    val parsed = JsonMethods.parse(JsonFormat(p))
+    implicit val formats: org.json4s.Formats = org.json4s.DefaultFormats
+    assert((parsed \ "format").extract[String] == "arrnf" && (parsed \ "version").extract[Int] == Program.FormatVersion)
+    assert((parsed \ "text").extract[String] == TextFormat(p))
+    assert((parsed \ "blocks").children.size == p.blocks.size)
+  }
+
+  test("2,000-branch union and a 300-deep join chain normalize without stack overflow") {
+    // (Spark's SQL parser itself overflows on 2,000 UNION ALLs: build the plans directly.)
+    assert(Arrnf.program(PlanShapes.union(2000), "u").blocks.last.branches.size == 2000)
+    val p = Arrnf.program(PlanShapes.joinChain(300), "chain")
+    assert(p.arrangements == 2 * 300)
+  }
+
+  test("explain never throws: a physical plan without a logical link gives one line") {
+    val scan = RDDScanExec(Seq(AttributeReference("x", LongType)()), spark.sparkContext.emptyRDD, "empty")
+    val text = Arrnf.explain(scan)
+    assert(text.startsWith("ArrNF:") && !text.contains("\n"))
+    val df = spark.sql("select id % 2 k, count(*) from range(10) group by 1")
+    assert(Arrnf.explain(df.queryExecution.executedPlan).contains("Reduce keys=["))
+  }
+}
