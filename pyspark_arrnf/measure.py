@@ -80,7 +80,7 @@ class Measured:
     ratio: Optional[float]
 
     def __str__(self) -> str:
-        parts = ["measured:"]
+        parts = []
         if self.rows is not None:
             parts.append(f"rows={_human(self.rows, '')}")
         parts += [f"peak={_human(self.peak_memory, 'B')}", f"spill={_human(self.spill, 'B')}",
@@ -89,7 +89,7 @@ class Measured:
             parts.append(f"ratio={self.ratio:.2f}")
         ops = ", ".join(map(str, self.operators)) or "none"
         extra = f"; shared {', '.join(map(str, self.shared_operators))}" if self.shared_operators else ""
-        return "  ".join(parts) + f" (operators {ops}{extra})"
+        return "measured: " + "  ".join(parts) + f" (operators {ops}{extra})"
 
     def to_dict(self) -> dict:
         return {"operators": list(self.operators), "shared_operators": list(self.shared_operators), "rows": self.rows,
@@ -328,6 +328,30 @@ def plot(p: Program, path: Optional[str] = None, fmt: Optional[str] = None):
         fig.savefig(path, format=fmt)
     plt.close(fig)
     return fig
+
+
+def analyze_command(args, make_session) -> int:
+    """``arrnf analyze QUERY.sql --tables DIR [--json] [--plot FILE]`` (cli.py): exit status 1 when
+    the query failed (the report is printed all the same)."""
+    import sys
+    from pathlib import Path
+
+    from .data import register_tables
+
+    sql = Path(args.query).read_text() if args.query != "-" else sys.stdin.read()
+    spark = make_session(args)
+    if args.tables:
+        register_tables(spark, args.tables)
+    try:
+        p = measure(sql.strip().rstrip(";"), spark=spark)
+    except ArrnfError as e:
+        print(f"arrnf: {e}", file=sys.stderr)
+        return 2
+    print(p.to_json(indent=2) if args.json else p)
+    if args.plot:
+        plot(p, args.plot)
+        print(f"-- chart: {args.plot}", file=sys.stderr)
+    return 1 if p.measurement.status != "ok" else 0
 
 
 EXAMPLE_MEASURED_JSON = None  # filled below, from plan.EXAMPLE_JSON

@@ -87,7 +87,11 @@ object Measure {
     }).getOrElse(l)
 
     def blockOfLink(p: SparkPlan): Option[String] = p.logicalLink.flatMap { l =>
-      n.blockOf(l).orElse(if (l.exists(_.isInstanceOf[LogicalQueryStage])) n.blockOf(destaged(l)) else None)
+      val staged = l.exists(_.isInstanceOf[LogicalQueryStage])
+      n.blockOf(l)
+        .orElse(if (staged) n.blockOf(destaged(l)) else None)
+        .orElse(n.blockOfShape(l))
+        .orElse(if (staged) n.blockOfShape(destaged(l)) else None)
     }
 
     private def joinSides(p: SparkPlan): Option[(Option[String], Option[String])] = p.logicalLink.flatMap {
@@ -95,7 +99,7 @@ object Measure {
         n.joinInputsOf(j).orElse(destaged(j) match {
           case d: Join => n.joinInputsOf(d)
           case _ => None
-        }).map { case ((l, _), (r, _)) => (Some(l), Some(r)) }
+        }).orElse(n.joinInputsOfShape(j)).map { case ((l, _), (r, _)) => (Some(l), Some(r)) }
       case _ => None
     }
 

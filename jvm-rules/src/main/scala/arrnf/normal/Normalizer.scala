@@ -81,6 +81,26 @@ final class Normalizer(rootName: String) {
   def blockOf(p: LogicalPlan): Option[String] =
     nodeBlock.get(p).orElse(Try(p.canonicalized).toOption.flatMap(canonBlock.get)).map(nameOf)
 
+  /**
+   * The block of a node that is not in the plan but has the shape of exactly one node that is: same
+   * operator, same expressions (expression ids included), same output; its children may differ (AQE
+   * re-optimized below it, e.g. an input found empty at run time).
+   */
+  def blockOfShape(p: LogicalPlan): Option[String] = {
+    val found = nodeBlock.iterator.collect {
+      case (q, b) if q.getClass == p.getClass && Try(q.expressions == p.expressions && q.output == p.output).getOrElse(false) =>
+        nameOf(b)
+    }.toSeq.distinct
+    if (found.size == 1) found.headOption else None
+  }
+
+  /** [[joinInputsOf]] for a join re-planned by AQE: the one join of the same condition and output. */
+  def joinInputsOfShape(j: Join): Option[((String, String), (String, String))] = {
+    val found = joinArranged.keys.filter(k => k.joinType == j.joinType && k.condition == j.condition &&
+      Try(k.output == j.output).getOrElse(false)).toSeq
+    if (found.size == 1) joinInputsOf(found.head) else None
+  }
+
   /** The arrangements a join reads, left and right: (name, source) with source `block` or `cache`. */
   def joinInputsOf(j: Join): Option[((String, String), (String, String))] = joinArranged.get(j).map { case (l, r) =>
     def n(g: GetLeaf) = (if (g.source == "block") renamed.getOrElse(g.name, g.name) else g.name, g.source)
