@@ -227,10 +227,12 @@ def measure_stream(query, name: str = "query", attempts: int = 20) -> Program:
     >>> q = df.writeStream.format("memory").queryName("t").outputMode("complete").start()  # doctest: +SKIP
     >>> print(measure_stream(q))                                                               # doctest: +SKIP
     """
-    spark = query.sparkSession
+    from pyspark.sql import SparkSession
+
+    jvm = SparkSession.getActiveSession()._jvm
     for _ in range(max(1, attempts)):
         progress = query.lastProgress
-        d = _parse(spark._jvm.arrnf.normal.Measure.streamJson(query._jsq, name))
+        d = _parse(jvm.arrnf.normal.Measure.streamJson(query._jsq, name))
         states = (progress or {}).get("stateOperators", [])
         ms = d["measurement"]
         if progress is not None and progress.get("batchId") == ms.get("batch_id") and len(states) == len(ms["operators"]):

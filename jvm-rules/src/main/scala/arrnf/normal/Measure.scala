@@ -83,7 +83,7 @@ object Measure {
 
     /** Query stages replaced by the logical plans they ran, so a re-planned link finds its block. */
     private def destaged(l: LogicalPlan): LogicalPlan = Try(l.transformUp {
-      case s: LogicalQueryStage => s.logicalPlan
+      case s: LogicalQueryStage => destaged(s.logicalPlan) // a stage's plan may hold stages itself
     }).getOrElse(l)
 
     def blockOfLink(p: SparkPlan): Option[String] = p.logicalLink.flatMap { l =>
@@ -141,7 +141,9 @@ object Measure {
         case Some(b) => (Some(b), "logical link")
         case None if p.logicalLink.isDefined && ctx.isEmpty =>
           (None, s"its logical node ${p.logicalLink.get.nodeName} is in no block ($why)")
-        case None => (ctx, if (ctx.isDefined) why else s"no block above it ($why)")
+        case None =>
+          val unknown = p.logicalLink.map(l => s"; its logical node ${l.nodeName} is in no block").getOrElse("")
+          (ctx, (if (ctx.isDefined) why else s"no block above it ($why)") + unknown)
       }
       val sides = p match {
         case _: BaseJoinExec => joinSides(p)
