@@ -192,9 +192,11 @@ def test_streaming_aggregation_reports_state_rows_per_batch(spark):
             assert ops and all(o.kind == "state" for o in ops)
             for o in ops:
                 assert o.block is not None and p[o.block].head.kind == "Reduce"
-                assert o.rows == 7, "seven groups held in the state store"
+                assert 0 < o.rows <= 7, "at most seven groups held in the state store"
                 assert o.peak_memory > 0
             assert p.measurement.peak_memory == sum(o.peak_memory for o in ops)
+        rows = [p.measurement.operators[0].rows for p in reports]
+        assert rows == sorted(rows) and rows[-1] == 7, rows
         progress = q.lastProgress
         last = measure_stream(q)
         if last.measurement.batch_id == progress["batchId"]:
