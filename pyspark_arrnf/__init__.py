@@ -9,6 +9,7 @@ Start here::
 """
 from .errors import ArrnfSetupError
 from .jar import jar_info, jar_path
+from .measure import measure, measure_stream
 from .plan import ArrnfError, Program, arrnf
 from .session import configure, is_loaded, rule_failures, session, set_enabled
 

@@ -4,6 +4,7 @@
     arrnf explain QUERY.sql --tables DIR     # a SQL file against the Parquet tables in DIR
     arrnf explain QUERY.sql --tables DIR --format text|json|dot   # only its ArrNF program
     arrnf data tpcds --scale 0.1             # generate data and print its folder
+    arrnf analyze QUERY.sql --tables DIR     # run it: estimated beside measured state per block
 """
 from __future__ import annotations
 
@@ -117,6 +118,12 @@ def cmd_explain(args) -> int:
     return 0
 
 
+def cmd_analyze(args) -> int:
+    from .measure import analyze_command
+
+    return analyze_command(args, _session)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="arrnf", description="Spark queries in Arrangement Normal Form.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -132,6 +139,13 @@ def main(argv: list[str] | None = None) -> int:
                    help="print only the ArrNF program, in this form (without it: plans, ArrNF, costs and a run "
                         "with and without the extension)")
     e.set_defaults(func=cmd_explain)
+    a = sub.add_parser("analyze", help="run a SQL file and show estimated vs measured state per ArrNF block")
+    a.add_argument("query", help="a .sql file, or - for standard input")
+    a.add_argument("--tables", help="a folder whose Parquet files/folders are tables by name")
+    a.add_argument("--conf", action="append", metavar="KEY=VALUE")
+    a.add_argument("--json", action="store_true", help="print the measured program as JSON")
+    a.add_argument("--plot", metavar="FILE.png|FILE.svg", help="also save a bar chart of estimated vs measured bytes")
+    a.set_defaults(func=cmd_analyze)
     g = sub.add_parser("data", help="generate TPC-H or TPC-DS data and print its folder")
     g.add_argument("kind", choices=["tpch", "tpcds"])
     g.add_argument("--scale", type=float, default=0.1)

@@ -279,6 +279,7 @@ class Block:
     consumers: list[Consumer]
     cost: Cost
     notes: list[str]
+    measured: Optional["Measured"] = None  # measure.py: figures of the operators that realize it
 
     def header(self) -> str:
         c = self.cost
@@ -301,7 +302,8 @@ class Block:
         return hd + [("Union " if i == 0 else "      ") + str(b) for i, b in enumerate(self.branches)]
 
     def __str__(self) -> str:
-        return "\n".join([self.header()] + self.body_lines() + [f"  -- {n}" for n in self.notes])
+        return "\n".join([self.header()] + ([f"  -- {self.measured}"] if self.measured is not None else []) +
+                         self.body_lines() + [f"  -- {n}" for n in self.notes])
 
     def leaves(self):
         """Every leaf of the body, joins' inputs included."""
@@ -322,13 +324,15 @@ class Block:
         return {"name": self.name, "head": self.head.to_dict() if self.head else None,
                 "branches": [b.to_dict() for b in self.branches], "columns": list(self.columns),
                 "sharing": self.sharing, "consumers": [c.to_dict() for c in self.consumers],
-                "cost": self.cost.to_dict(), "notes": list(self.notes)}
+                "cost": self.cost.to_dict(), "notes": list(self.notes),
+                **({"measured": self.measured.to_dict()} if self.measured is not None else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Block":
         return cls(d["name"], Head.from_dict(d["head"]) if d["head"] else None,
                    [Branch.from_dict(b) for b in d["branches"]], list(d["columns"]), int(d["sharing"]),
-                   [Consumer(**c) for c in d["consumers"]], Cost(**d["cost"]), list(d["notes"]))
+                   [Consumer(**c) for c in d["consumers"]], Cost(**d["cost"]), list(d["notes"]),
+                   _measured(d.get("measured")))
 
 
 @dataclass
@@ -341,6 +345,7 @@ class Program:
     streaming: bool
     opaque: int
     version: int = FORMAT_VERSION
+    measurement: Optional["Measurement"] = None  # measure.py: the run's operators and totals
 
     @property
     def arrangements(self) -> int:
@@ -368,6 +373,8 @@ class Program:
             lines += ["", str(b)]
         if self.finishing:
             lines += ["", "-- finishing: " + " ".join(str(u) for u in reversed(self.finishing))]
+        if self.measurement is not None:
+            lines += ["", self.measurement.summary()]
         return "\n".join(lines) + "\n"
 
     def __repr__(self) -> str:
@@ -379,7 +386,8 @@ class Program:
         return {"format": "arrnf", "version": self.version, "name": self.name, "streaming": self.streaming,
                 "opaque": self.opaque, "arrangements": self.arrangements,
                 "blocks": [b.to_dict() for b in self.blocks], "finishing": [u.to_dict() for u in self.finishing],
-                "text": str(self)}
+                "text": str(self),
+                **({"measurement": self.measurement.to_dict()} if self.measurement is not None else {})}
 
     def to_json(self, indent: int | None = None) -> str:
         """The JSON form (docs/arrnf-json.md); compact like the JVM's unless ``indent`` is given."""
@@ -394,7 +402,7 @@ class Program:
         if int(d["version"]) > FORMAT_VERSION:
             raise ValueError(f"ArrNF JSON version {d['version']} is newer than this package reads ({FORMAT_VERSION})")
         return cls(d["name"], [Block.from_dict(b) for b in d["blocks"]], [Unary.from_dict(u) for u in d["finishing"]],
-                   bool(d["streaming"]), int(d["opaque"]), int(d["version"]))
+                   bool(d["streaming"]), int(d["opaque"]), int(d["version"]), _measurement(d.get("measurement")))
 
     @classmethod
     def from_json(cls, s: str) -> "Program":
@@ -405,7 +413,8 @@ class Program:
         """One row per block: where (block), what (head, keys, values, rows, bytes), why."""
         return [{"block": b.name, "head": b.head.kind if b.head else None, "arrangements": b.cost.arrangements,
                  "rule": b.cost.rule, "keys": b.cost.keys, "values": b.cost.values, "rows": b.cost.rows,
-                 "bytes": b.cost.bytes, "source": b.cost.source, "sharing": b.sharing, "why": b.cost.why}
+                 "bytes": b.cost.bytes, "source": b.cost.source, "sharing": b.sharing, "why": b.cost.why,
+                 **(_measured_row(b) if self.measurement is not None else {})}
                 for b in self.blocks]
 
     def cost_frame(self):
@@ -413,7 +422,8 @@ class Program:
         import pandas as pd
 
         return pd.DataFrame(self.cost(), columns=["block", "head", "arrangements", "rule", "keys", "values",
-                                                  "rows", "bytes", "source", "sharing", "why"])
+                                                  "rows", "bytes", "source", "sharing", "why"] +
+                            (list(_MEASURED_COLUMNS) if self.measurement is not None else []))
 
     # -- views (views.py)
     def _repr_html_(self) -> str:
@@ -430,6 +440,31 @@ class Program:
         from .views import to_svg
 
         return to_svg(self)
+
+
+_MEASURED_COLUMNS = ("measured_rows", "peak_memory", "spill", "shuffle_bytes", "ratio")
+
+
+def _measured_row(b: "Block") -> dict:
+    m = b.measured
+    return dict(zip(_MEASURED_COLUMNS, (None, None, None, None, None) if m is None else
+                    (m.rows, m.peak_memory, m.spill, m.shuffle_bytes, m.ratio)))
+
+
+def _measured(d):
+    if d is None:
+        return None
+    from .measure import Measured
+
+    return Measured.from_dict(d)
+
+
+def _measurement(d):
+    if d is None:
+        return None
+    from .measure import Measurement
+
+    return Measurement.from_dict(d)
 
 
 def _jvm_program(spark, jdf, name: str) -> str:

@@ -83,9 +83,24 @@ def to_html(p: Program) -> str:
                 b.name, b.head.kind if b.head else "", c.arrangements, c.rule,
                 " ".join("[" + ", ".join(k) + "]" for k in c.keys),
                 "" if c.rows is None else _human(c.rows, ""), "" if c.bytes is None else _human(c.bytes, "B"),
-                c.source, b.sharing, c.why)) + "</tr>")
+                c.source, b.sharing, c.why) + _measured_cells(p, b)) + "</tr>")
     table = ("<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in (
-        "block", "head", "arrangements", "rule", "keys", "rows", "bytes", "source", "sharing", "why")) +
+        "block", "head", "arrangements", "rule", "keys", "rows", "bytes", "source", "sharing", "why") +
+        (_MEASURED_HEADERS if p.measurement is not None else ())) +
         "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
     return (f"<div class=\"arrnf\"><p><b>ArrNF {e(p.name)}</b>: {len(p.blocks)} blocks, {p.arrangements} "
             f"arrangements, {p.opaque} opaque</p>{table}<pre>{e(str(p))}</pre></div>")
+
+
+_MEASURED_HEADERS = ("measured rows", "peak memory", "spill", "shuffle", "measured/estimated")
+
+
+def _measured_cells(p: Program, b) -> tuple:
+    """The measured columns of a block's row (measure.py), when the program was measured."""
+    if p.measurement is None:
+        return ()
+    m = b.measured
+    if m is None:
+        return ("",) * len(_MEASURED_HEADERS)
+    return ("" if m.rows is None else _human(m.rows, ""), _human(m.peak_memory, "B"), _human(m.spill, "B"),
+            _human(m.shuffle_bytes, "B"), "" if m.ratio is None else f"{m.ratio:.2f}")

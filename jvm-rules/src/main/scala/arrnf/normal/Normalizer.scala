@@ -84,6 +84,55 @@ final class Normalizer(rootName: String) {
   private val ctes = mutable.HashMap[Long, Builder]()
   private var opaque = 0
 
+  // ---------------------------------------------------------------- where logical nodes went
+  // (an index for measured reports, Measure.scala: physical operator → logicalLink → block)
+
+  private val nodeBlock = mutable.HashMap[LogicalPlan, Builder]()
+  private val canonBlock = mutable.HashMap[LogicalPlan, Builder]()
+  private val joinArranged = mutable.HashMap[Join, (GetLeaf, GetLeaf)]()
+  private var renamed: Map[String, String] = Map.empty
+
+  private def note(p: LogicalPlan, b: Builder, force: Boolean): Unit = {
+    if (force || !nodeBlock.contains(p)) nodeBlock(p) = b
+    Try(p.canonicalized).foreach(c => if (force || !canonBlock.contains(c)) canonBlock(c) = b)
+  }
+
+  private def nameOf(b: Builder): String = renamed.getOrElse(b.name, b.name)
+
+  /**
+   * The block that holds logical node `p` (a node of the plan given to [[normalize]], or one equal to
+   * it, or of the same canonical form), after [[normalize]] ran. A node that heads a block belongs to
+   * that block; a join input belongs to the block that arranges it.
+   */
+  def blockOf(p: LogicalPlan): Option[String] =
+    nodeBlock.get(p).orElse(Try(p.canonicalized).toOption.flatMap(canonBlock.get)).map(nameOf)
+
+  /**
+   * The block of a node that is not in the plan but has the shape of exactly one node that is: same
+   * operator, same expressions (expression ids included), same output; its children may differ (AQE
+   * re-optimized below it, e.g. an input found empty at run time).
+   */
+  def blockOfShape(p: LogicalPlan): Option[String] = {
+    val found = nodeBlock.iterator.collect {
+      case (q, b) if q.getClass == p.getClass && Try(q.expressions == p.expressions && q.output == p.output).getOrElse(false) =>
+        nameOf(b)
+    }.toSeq.distinct
+    if (found.size == 1) found.headOption else None
+  }
+
+  /** [[joinInputsOf]] for a join re-planned by AQE: the one join of the same condition and output. */
+  def joinInputsOfShape(j: Join): Option[((String, String), (String, String))] = {
+    val found = joinArranged.keys.filter(k => k.joinType == j.joinType && k.condition == j.condition &&
+      Try(k.output == j.output).getOrElse(false)).toSeq
+    if (found.size == 1) joinInputsOf(found.head) else None
+  }
+
+  /** The arrangements a join reads, left and right: (name, source) with source `block` or `cache`. */
+  def joinInputsOf(j: Join): Option[((String, String), (String, String))] = joinArranged.get(j).map { case (l, r) =>
+    def n(g: GetLeaf) = (if (g.source == "block") renamed.getOrElse(g.name, g.name) else g.name, g.source)
+    (n(l), n(r))
+  }
+
   private def tmpName(prefix: String): String = {
     val n = counters.getOrElse(prefix, 0)
     counters(prefix) = n + 1
@@ -106,6 +155,7 @@ final class Normalizer(rootName: String) {
       case _ => None
     }
     val rename = forward.map(b => b.name -> rootName).toMap
+    renamed = rename
     forward match {
       case Some(b) => b.consumers.clear(); b.sharing = 1
       case None => done += root
@@ -150,6 +200,7 @@ final class Normalizer(rootName: String) {
   /** Fills `b` from `p`: the head if `p` forms an arrangement, and the body. */
   private def fill(b: Builder, p: LogicalPlan): Unit = {
     val ctx = Ctx(b)
+    note(p, b, force = true)
     b.plan = p
     b.input = p
     headOf(p, ctx) match {
@@ -174,6 +225,7 @@ final class Normalizer(rootName: String) {
     })
     b.sharing += 1
     b.consumers += Consumer(ctx.block.name, role, detail)
+    note(p, b, force = true)
     GetLeaf(b.name, "block")
   }
 
@@ -203,6 +255,7 @@ final class Normalizer(rootName: String) {
     b.head = Some(Head("ArrangeBy", b.keySets.map(_._2).toSeq))
     b.sharing += 1
     b.consumers += Consumer(ctx.block.name, "join", detail)
+    if (!isHead(p)) note(p, b, force = true)
     GetLeaf(b.name, "block")
   }
 
@@ -400,7 +453,12 @@ final class Normalizer(rootName: String) {
 
   private def leafBody(leaf: Leaf, out: Seq[Attribute]): Body = Body(Vector(Branch(negate = false, Nil, leaf)), out)
 
-  private def toBody(p: LogicalPlan, ctx: Ctx): Body = p match {
+  private def toBody(p: LogicalPlan, ctx: Ctx): Body = {
+    if (!isHead(p)) note(p, ctx.block, force = false)
+    toBodyOf(p, ctx)
+  }
+
+  private def toBodyOf(p: LogicalPlan, ctx: Ctx): Body = p match {
     case u: Union =>
       Body(u.children.iterator.flatMap(c => toBody(c, ctx).branches).toVector, u.out)
     case _ if isHead(p) => leafBody(headBlock(p, ctx), headOutput(p))
@@ -542,6 +600,7 @@ final class Normalizer(rootName: String) {
     val keyText = if (on.isEmpty) "no keys (cross product)" else on.mkString(", ")
     val left = arrangedBlock(j.left, lk, ctx, s"$jt join on $keyText in ${ctx.block.name}")
     val right = arrangedBlock(j.right, rk, ctx, s"$jt join on $keyText in ${ctx.block.name}")
+    joinArranged(j) = (left, right)
     JoinLeaf(jt, on, residual.map(render(_, both, ctx)), Seq(left, right))
   }
 

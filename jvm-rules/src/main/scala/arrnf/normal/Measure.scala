@@ -1,0 +1,291 @@
+package arrnf.normal
+
+import scala.collection.mutable
+import scala.util.Try
+import scala.util.control.NonFatal
+
+import org.json4s._
+import org.json4s.jackson.JsonMethods
+
+import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight}
+import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
+import org.apache.spark.sql.classic.Dataset
+import org.apache.spark.sql.execution.{ReusedSubqueryExec, SortExec, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
+import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
+import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
+import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
+import org.apache.spark.sql.execution.joins.{BaseJoinExec, BroadcastNestedLoopJoinExec, HashJoin}
+import org.apache.spark.sql.execution.streaming.operators.stateful.StateStoreWriter
+import org.apache.spark.sql.execution.streaming.runtime.{StreamExecution, StreamingQueryWrapper}
+import org.apache.spark.sql.execution.window.WindowExecBase
+import org.apache.spark.sql.streaming.StreamingQuery
+
+/**
+ * Measured arrangements (design §3, issue 7): after a query ran, every stateful physical operator of
+ * its FINAL plan (the adaptive plan's `executedPlan`, query stages opened, subqueries included) with
+ * its Spark SQL metrics, attributed to the ArrNF block it realizes.
+ *
+ * Stateful operators: sort, aggregate, join, window, shuffle exchange, broadcast exchange; a reused
+ * exchange and a cached relation (InMemoryTableScan) are listed as `shared` (an existing
+ * arrangement read again: no new state, figures not added to any block).
+ *
+ * Attribution: an operator whose `logicalLink` (LOGICAL_PLAN_TAG, or the inherited tag of a partial
+ * aggregate) is a node the normalizer placed belongs to that block ([[Normalizer.blockOf]]); an
+ * operator without a link of its own (exchanges and sorts added by EnsureRequirements) belongs to the
+ * block of its nearest linked ancestor, except below a join, where each side belongs to the
+ * arrangement the join reads on that side ([[Normalizer.joinInputsOf]]). A join belongs to its build
+ * side's arrangement (a sort-merge join to its buffered, right, side). When AQE re-planned, links
+ * point into the re-optimized logical plan; its query stages are replaced by their logical plans
+ * before the look-up. What is still not found is listed as unattributed, with the reason.
+ *
+ * Figures: `rows` (numOutputRows, or shuffleRecordsWritten for a shuffle), `peakMemory` (the
+ * operator's peakMemory metric; buildDataSize for a shuffled hash join's hash table; dataSize for a
+ * broadcast, the relation every executor holds), `spill` (spillSize), `shuffleBytes`
+ * (shuffleBytesWritten). Spark sums peakMemory over tasks, so the figure is the sum of each task's
+ * peak. A block's measured bytes are the peak memory of its own (non-shared) operators.
+ */
+object Measure {
+
+  final case class Op(
+      id: Int,
+      node: String,
+      kind: String,
+      block: Option[String],
+      shared: Boolean,
+      reuses: Option[Int],
+      reason: String,
+      rows: Option[Long],
+      peakMemory: Long,
+      spill: Long,
+      shuffleBytes: Long,
+      metrics: Map[String, Long])
+
+  /** SQL metrics of `p` by name (values never negative: an unset size metric reads as 0). */
+  def metricsOf(p: SparkPlan): Map[String, Long] =
+    Try(p.metrics.map { case (k, m) => k -> math.max(m.value, 0L) }).getOrElse(Map.empty)
+
+  private def kindOf(p: SparkPlan): Option[String] = p match {
+    case _: ShuffleExchangeLike => Some("exchange")
+    case _: BroadcastExchangeLike => Some("broadcast")
+    case _: SortExec => Some("sort")
+    case _: BaseJoinExec => Some("join")
+    case _: BaseAggregateExec => Some("aggregate")
+    case _: WindowExecBase => Some("window")
+    case _ => None
+  }
+
+  private final class Walker(n: Normalizer) {
+    val ops = mutable.ArrayBuffer[Op]()
+    private val seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[SparkPlan, java.lang.Boolean]())
+    private val idOf = new java.util.IdentityHashMap[SparkPlan, Integer]()
+    private val pendingReuse = mutable.ArrayBuffer[(Int, SparkPlan)]()
+
+    /** Query stages replaced by the logical plans they ran, so a re-planned link finds its block. */
+    private def destaged(l: LogicalPlan): LogicalPlan = Try(l.transformUp {
+      case s: LogicalQueryStage => destaged(s.logicalPlan) // a stage's plan may hold stages itself
+    }).getOrElse(l)
+
+    def blockOfLink(p: SparkPlan): Option[String] = p.logicalLink.flatMap { l =>
+      val staged = l.exists(_.isInstanceOf[LogicalQueryStage])
+      n.blockOf(l)
+        .orElse(if (staged) n.blockOf(destaged(l)) else None)
+        .orElse(n.blockOfShape(l))
+        .orElse(if (staged) n.blockOfShape(destaged(l)) else None)
+    }
+
+    private def joinSides(p: SparkPlan): Option[(Option[String], Option[String])] = p.logicalLink.flatMap {
+      case j: Join =>
+        n.joinInputsOf(j).orElse(destaged(j) match {
+          case d: Join => n.joinInputsOf(d)
+          case _ => None
+        }).orElse(n.joinInputsOfShape(j)).map { case ((l, _), (r, _)) => (Some(l), Some(r)) }
+      case _ => None
+    }
+
+    private def emit(p: SparkPlan, kind: String, block: Option[String], shared: Boolean, reason: String): Int = {
+      val m = metricsOf(p)
+      val rows = m.get("numOutputRows").orElse(m.get("shuffleRecordsWritten"))
+      val peak = if (shared) 0L else p match {
+        case _: BroadcastExchangeLike => m.getOrElse("dataSize", 0L)
+        case _ => m.getOrElse("peakMemory", 0L) + m.getOrElse("buildDataSize", 0L)
+      }
+      val spill = if (shared) 0L else m.getOrElse("spillSize", 0L)
+      val shuffle = if (shared) 0L else m.getOrElse("shuffleBytesWritten", 0L)
+      val id = ops.size
+      ops += Op(id, p.nodeName, kind, block, shared, None, reason, rows, peak, spill, shuffle, m)
+      idOf.put(p, id)
+      id
+    }
+
+    /** `ctx`: the block of the nearest linked ancestor (or of the join side), and why. */
+    def visit(p: SparkPlan, ctx: Option[String], why: String): Unit = {
+      if (!seen.add(p)) return
+      p match {
+        case a: AdaptiveSparkPlanExec => visit(a.executedPlan, ctx, why); return
+        case s: QueryStageExec => visit(s.plan, ctx, why); return
+        case _: ReusedSubqueryExec => return // the subquery's operators are measured where it first ran
+        case r: ReusedExchangeExec =>
+          val kind = if (r.child.isInstanceOf[BroadcastExchangeLike]) "broadcast" else "exchange"
+          val id = emit(r, kind, ctx, shared = true, "reused exchange: an existing arrangement read again")
+          pendingReuse += ((id, r.child))
+          return
+        case i: InMemoryTableScanExec =>
+          emit(i, "cache", ctx, shared = true,
+            s"cached relation ${i.relation.cacheBuilder.tableName.getOrElse("")}".trim + ": an existing arrangement")
+          return
+        case _ =>
+      }
+      val own = blockOfLink(p)
+      val (here, reason) = own match {
+        case Some(b) => (Some(b), "logical link")
+        case None if p.logicalLink.isDefined && ctx.isEmpty =>
+          (None, s"its logical node ${p.logicalLink.get.nodeName} is in no block ($why)")
+        case None =>
+          val unknown = p.logicalLink.map(l => s"; its logical node ${l.nodeName} is in no block").getOrElse("")
+          (ctx, (if (ctx.isDefined) why else s"no block above it ($why)") + unknown)
+      }
+      val sides = p match {
+        case _: BaseJoinExec => joinSides(p)
+        case _ => None
+      }
+      kindOf(p).foreach { kind =>
+        val (b, r) = (p, sides) match {
+          case (h: HashJoin, Some((l, rr))) => if (h.buildSide == BuildLeft) (l, "build side (left)") else (rr, "build side (right)")
+          case (nl: BroadcastNestedLoopJoinExec, Some((l, rr))) =>
+            if (nl.buildSide == BuildLeft) (l, "build side (left)") else (rr, "build side (right)")
+          case (_: BaseJoinExec, Some((_, rr))) => (rr, "buffered side (right)")
+          case _ => (here, reason)
+        }
+        emit(p, kind, b, shared = false, r)
+      }
+      sides match {
+        case Some((l, r)) if p.children.size == 2 =>
+          visit(p.children(0), l.orElse(here), "below a join: the left input's arrangement")
+          visit(p.children(1), r.orElse(here), "below a join: the right input's arrangement")
+        case _ =>
+          val childWhy = if (own.isDefined) s"inherits from ${p.nodeName}" else why
+          p.children.foreach(c => visit(c, here, childWhy))
+      }
+      p.subqueries.foreach(s => visit(s, here, s"subquery of ${p.nodeName}"))
+    }
+
+    def finish(): Seq[Op] = {
+      pendingReuse.foreach { case (id, orig) =>
+        val target = Option(idOf.get(orig)).map(_.intValue)
+        ops(id) = ops(id).copy(reuses = target)
+      }
+      ops.toSeq
+    }
+  }
+
+  /** The stateful operators of `physical`, attributed with the normalizer `n` (after it ran). */
+  def operators(physical: SparkPlan, n: Normalizer): Seq[Op] = {
+    val w = new Walker(n)
+    w.visit(physical, None, "the query's root")
+    w.finish()
+  }
+
+  def opJson(o: Op): JValue = JObject(
+    "id" -> JInt(o.id), "node" -> JString(o.node), "kind" -> JString(o.kind),
+    "block" -> o.block.map(JString(_)).getOrElse(JNull), "shared" -> JBool(o.shared),
+    "reuses" -> o.reuses.map(i => JInt(i)).getOrElse(JNull), "reason" -> JString(o.reason),
+    "rows" -> o.rows.map(JLong(_)).getOrElse(JNull), "peak_memory" -> JLong(o.peakMemory),
+    "spill" -> JLong(o.spill), "shuffle_bytes" -> JLong(o.shuffleBytes),
+    "metrics" -> JObject(o.metrics.toList.sortBy(_._1).map { case (k, v) => k -> JLong(v) }))
+
+  /** Per block: sums over its own operators (shared ones counted apart), and the ratio to the estimate. */
+  def blockJson(b: Block, ops: Seq[Op]): JValue = {
+    val mine = ops.filter(o => o.block.contains(b.name))
+    val own = mine.filterNot(_.shared)
+    val peak = own.map(_.peakMemory).sum
+    val rows = own.flatMap(_.rows).reduceOption(_ max _)
+    val ratio = b.cost.bytes.filter(_ > 0).filter(_ => own.nonEmpty).map(e => JDouble(peak.toDouble / e)).getOrElse(JNull)
+    JObject(
+      "operators" -> JArray(own.map(o => JInt(o.id)).toList),
+      "shared_operators" -> JArray(mine.filter(_.shared).map(o => JInt(o.id)).toList),
+      "rows" -> rows.map(JLong(_)).getOrElse(JNull),
+      "peak_memory" -> JLong(peak),
+      "spill" -> JLong(own.map(_.spill).sum),
+      "shuffle_bytes" -> JLong(own.map(_.shuffleBytes).sum),
+      "ratio" -> ratio)
+  }
+
+  /** The program JSON with `measured` in each block and a top-level `measurement`. */
+  def report(p: ArrnfProgram, ops: Seq[Op], extra: List[(String, JValue)]): String = {
+    val base = arrnf.normal.JsonFormat.toJValue(p).asInstanceOf[JObject]
+    val blocks = JArray(p.blocks.map(b =>
+      arrnf.normal.JsonFormat.block(b).asInstanceOf[JObject] ~~ ("measured" -> blockJson(b, ops))).toList)
+    val attributed = ops.filter(o => o.block.isDefined && !o.shared)
+    val measurement = JObject(List(
+      "operators" -> JArray(ops.map(opJson).toList),
+      "unattributed" -> JArray(ops.filter(_.block.isEmpty).map(o => JInt(o.id)).toList),
+      "peak_memory" -> JLong(attributed.map(_.peakMemory).sum),
+      "unattributed_peak_memory" -> JLong(ops.filter(o => o.block.isEmpty && !o.shared).map(_.peakMemory).sum),
+      "spill" -> JLong(attributed.map(_.spill).sum),
+      "shuffle_bytes" -> JLong(attributed.map(_.shuffleBytes).sum)) ++ extra)
+    val fields = base.obj.map {
+      case ("blocks", _) => "blocks" -> blocks
+      case other => other
+    } :+ ("measurement" -> measurement)
+    JsonMethods.compact(JsonMethods.render(JObject(fields)))
+  }
+
+  private implicit class Merge(o: JObject) {
+    def ~~(kv: (String, JValue)): JObject = JObject(o.obj :+ kv)
+  }
+
+  /**
+   * The measured report of a batch Dataset that has run (or failed: what ran is measured). Reads the
+   * Dataset's own QueryExecution, the one `collect()` used; it does not run anything itself.
+   */
+  def json(df: Dataset[_], name: String): String = {
+    val qe = df.queryExecution
+    val n = new Normalizer(name)
+    val program = n.normalize(qe.optimizedPlan)
+    val physical = qe.executedPlan
+    val isFinal = physical match {
+      case a: AdaptiveSparkPlanExec => JBool(Try(a.isFinalPlan).getOrElse(false))
+      case _ => JNull
+    }
+    report(program, operators(physical, n), List("final_plan" -> isFinal))
+  }
+
+  /** Runs `df` without bringing its rows to the driver (every partition is read, rows dropped). */
+  def run(df: Dataset[_]): Long = df.queryExecution.toRdd.map(_ => 1L).fold(0L)(_ + _)
+
+  /**
+   * The measured report of a streaming query's last micro-batch: the state-store operators of its
+   * last incremental execution (numTotalStateRows → rows, stateMemory → peak memory) attributed to the
+   * blocks of that execution's optimized plan; Spark reports the same operators, in the same order,
+   * as `lastProgress.stateOperators`.
+   */
+  def streamJson(q: StreamingQuery, name: String): String = {
+    val se: StreamExecution = q match {
+      case wrapper: StreamingQueryWrapper => wrapper.streamingQuery
+      case s: StreamExecution => s
+      case other => throw new IllegalArgumentException(s"not a micro-batch streaming query: ${other.getClass.getName}")
+    }
+    val exec = se.lastExecution
+    if (exec == null) return JsonMethods.compact(JsonMethods.render(JObject("error" -> JString("no micro-batch has run yet"))))
+    val n = new Normalizer(name)
+    val program = n.normalize(exec.optimizedPlan)
+    val w = new Walker(n)
+    val writers = exec.executedPlan.collect { case s: StateStoreWriter => s }
+    val ops = writers.zipWithIndex.map { case (s, i) =>
+      val m = metricsOf(s)
+      val b = w.blockOfLink(s)
+      Op(i, s.nodeName, "state", b, shared = false, None,
+        if (b.isDefined) "logical link" else "its logical node is in no block",
+        m.get("numTotalStateRows"), m.getOrElse("stateMemory", 0L), 0L, 0L, m)
+    }
+    report(program, ops, List("batch_id" -> JLong(exec.currentBatchId), "final_plan" -> JBool(true)))
+  }
+
+  /** A report that never throws: the message instead. */
+  def safely(f: => String): String = try f catch {
+    case e: Throwable if NonFatal(e) || e.isInstanceOf[StackOverflowError] =>
+      JsonMethods.compact(JsonMethods.render(JObject("error" ->
+        JString(s"${e.getClass.getSimpleName}: ${String.valueOf(e.getMessage)}"))))
+  }
+}
