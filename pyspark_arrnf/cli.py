@@ -90,6 +90,11 @@ def cmd_explain(args) -> int:
     spark = _session(args)
     if args.tables:
         register_tables(spark, args.tables)
+    if getattr(args, "format", "text") == "sql":
+        from .plan import arrnf
+
+        print(arrnf(sql, spark).to_sql(dialect=args.dialect), end="")
+        return 0
     _show(spark, sql)
     return 0
 
@@ -105,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("query", help="a .sql file, or - for standard input")
     e.add_argument("--tables", help="a folder whose Parquet files/folders are tables by name")
     e.add_argument("--conf", action="append", metavar="KEY=VALUE")
+    e.add_argument("--format", choices=["text", "sql"], default="text",
+                   help="sql: the ArrNF program as one SQL statement (a CTE per block)")
+    e.add_argument("--dialect", choices=["spark", "duckdb", "postgres"], default="spark",
+                   help="with --format sql: duckdb and postgres are best effort")
     e.set_defaults(func=cmd_explain)
     g = sub.add_parser("data", help="generate TPC-H or TPC-DS data and print its folder")
     g.add_argument("kind", choices=["tpch", "tpcds"])
