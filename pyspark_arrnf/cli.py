@@ -113,6 +113,8 @@ def cmd_explain(args) -> int:
         print(p.to_json(indent=2))
     elif args.format == "dot":
         print(p.to_dot(), end="")
+    elif args.format == "sql":
+        print(p.to_sql(dialect=args.dialect), end="")
     else:
         print(p, end="")
     return 0
@@ -135,9 +137,11 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("query", help="a .sql file, or - for standard input")
     e.add_argument("--tables", help="a folder whose Parquet files/folders are tables by name")
     e.add_argument("--conf", action="append", metavar="KEY=VALUE")
-    e.add_argument("--format", choices=["text", "json", "dot"],
-                   help="print only the ArrNF program, in this form (without it: plans, ArrNF, costs and a run "
-                        "with and without the extension)")
+    e.add_argument("--format", choices=["text", "json", "dot", "sql"],
+                   help="print only the ArrNF program, in this form; sql: one statement, a CTE per block "
+                        "(without it: plans, ArrNF, costs and a run with and without the extension)")
+    e.add_argument("--dialect", choices=["spark", "duckdb", "postgres"], default="spark",
+                   help="with --format sql: duckdb and postgres are best effort")
     e.set_defaults(func=cmd_explain)
     a = sub.add_parser("analyze", help="run a SQL file and show estimated vs measured state per ArrNF block")
     a.add_argument("query", help="a .sql file, or - for standard input")

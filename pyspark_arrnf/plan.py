@@ -30,6 +30,12 @@ class ArrnfError(Exception):
     """A query that cannot be normalized (it does not analyze, or the normalizer failed)."""
 
 
+def _with_sql(d: dict, sql: Optional[dict]) -> dict:
+    if sql is not None:
+        d["sql"] = sql
+    return d
+
+
 def _human(n: int, unit: str) -> str:
     """Rows and bytes as the text form prints them (same rounding as TextFormat.scala).
 
@@ -57,16 +63,17 @@ class Unary:
 
     op: str
     args: list[str]
+    sql: Optional[dict] = None  # the SQL form (docs/arrnf-sql.md), when the normalizer gave one
 
     def __str__(self) -> str:
         return f"{self.op}({', '.join(self.args)})"
 
     def to_dict(self) -> dict:
-        return {"op": self.op, "args": list(self.args)}
+        return _with_sql({"op": self.op, "args": list(self.args)}, self.sql)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Unary":
-        return cls(d["op"], list(d["args"]))
+        return cls(d["op"], list(d["args"]), d.get("sql"))
 
 
 @dataclass
@@ -163,17 +170,19 @@ class Branch:
     negate: bool
     unary: list[Unary]
     leaf: Leaf
+    sql: Optional[dict] = None  # the leaf's SQL form (docs/arrnf-sql.md)
 
     def __str__(self) -> str:
         parts = (["Negate"] if self.negate else []) + [str(u) for u in reversed(self.unary)] + [str(self.leaf)]
         return " ".join(parts)
 
     def to_dict(self) -> dict:
-        return {"negate": self.negate, "unary": [u.to_dict() for u in self.unary], "leaf": self.leaf.to_dict()}
+        return _with_sql({"negate": self.negate, "unary": [u.to_dict() for u in self.unary],
+                          "leaf": self.leaf.to_dict()}, self.sql)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Branch":
-        return cls(bool(d["negate"]), [Unary.from_dict(u) for u in d["unary"]], _leaf(d["leaf"]))
+        return cls(bool(d["negate"]), [Unary.from_dict(u) for u in d["unary"]], _leaf(d["leaf"]), d.get("sql"))
 
 
 @dataclass
@@ -199,6 +208,7 @@ class Head:
     limit: Optional[int] = None
     offset: Optional[int] = None
     mode: Optional[str] = None
+    sql: Optional[dict] = None  # the SQL form (docs/arrnf-sql.md)
 
     def __str__(self) -> str:
         k0 = self.keys[0] if self.keys else []
@@ -225,13 +235,13 @@ class Head:
     def to_dict(self) -> dict:
         return {"kind": self.kind, "keys": [list(k) for k in self.keys],
                 "aggregates": [a.to_dict() for a in self.aggregates], "order": list(self.order),
-                "limit": self.limit, "offset": self.offset, "mode": self.mode}
+                "limit": self.limit, "offset": self.offset, "mode": self.mode, **({"sql": self.sql} if self.sql else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Head":
         return cls(d["kind"], [list(k) for k in d["keys"]],
                    [Aggregate(a["text"], a["kind"], bool(a["distinct"])) for a in d["aggregates"]],
-                   list(d["order"]), d["limit"], d["offset"], d["mode"])
+                   list(d["order"]), d["limit"], d["offset"], d["mode"], d.get("sql"))
 
 
 @dataclass
@@ -440,6 +450,13 @@ class Program:
         from .views import to_svg
 
         return to_svg(self)
+
+    # -- SQL (sql.py)
+    def to_sql(self, dialect: str = "spark", pretty: bool = True) -> str:
+        """The program as one SQL statement: a CTE per block (see :func:`pyspark_arrnf.sql.to_sql`)."""
+        from .sql import to_sql
+
+        return to_sql(self, dialect=dialect, pretty=pretty)
 
 
 _MEASURED_COLUMNS = ("measured_rows", "peak_memory", "spill", "shuffle_bytes", "ratio")

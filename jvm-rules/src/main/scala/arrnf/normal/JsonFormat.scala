@@ -8,7 +8,17 @@ object JsonFormat {
   private def strs(xs: Seq[String]): JValue = JArray(xs.map(JString(_)).toList)
   private def opt[T](o: Option[T])(f: T => JValue): JValue = o.map(f).getOrElse(JNull)
 
-  def unary(u: UnaryOp): JValue = JObject("op" -> JString(u.op), "args" -> strs(u.args))
+  def unary(u: UnaryOp): JValue = withSql(JObject("op" -> JString(u.op), "args" -> strs(u.args)), u.sql)
+
+  /** The SQL form of a part (docs/arrnf-sql.md), added only where there is one. */
+  def sqlPart(s: SqlPart): JValue = JObject(
+    "kind" -> JString(s.kind), "exprs" -> strs(s.exprs), "names" -> strs(s.names), "keys" -> strs(s.keys),
+    "order" -> strs(s.order), "positions" -> JArray(s.positions.map(JInt(_)).toList), "text" -> opt(s.text)(JString(_)))
+
+  private def withSql(o: JObject, s: Option[SqlPart]): JObject = s match {
+    case Some(p) => JObject(o.obj :+ ("sql" -> sqlPart(p)))
+    case None => o
+  }
 
   def get(g: GetLeaf): JValue = JObject("kind" -> JString("Get"), "name" -> JString(g.name), "source" -> JString(g.source))
 
@@ -21,7 +31,7 @@ object JsonFormat {
       "inputs" -> JArray(o.inputs.map(get).toList))
   }
 
-  def head(h: Head): JValue = JObject(
+  def head(h: Head): JValue = withSql(JObject(
     "kind" -> JString(h.kind),
     "keys" -> JArray(h.keys.map(strs).toList),
     "aggregates" -> JArray(h.aggregates.map(a =>
@@ -29,7 +39,7 @@ object JsonFormat {
     "order" -> strs(h.order),
     "limit" -> opt(h.limit)(JLong(_)),
     "offset" -> opt(h.offset)(JLong(_)),
-    "mode" -> opt(h.mode)(JString(_)))
+    "mode" -> opt(h.mode)(JString(_))), h.sql)
 
   def cost(c: Cost): JValue = JObject(
     "arrangements" -> JInt(c.arrangements),
@@ -45,7 +55,8 @@ object JsonFormat {
     "name" -> JString(b.name),
     "head" -> opt(b.head)(head),
     "branches" -> JArray(b.branches.map(br =>
-      JObject("negate" -> JBool(br.negate), "unary" -> JArray(br.unary.map(unary).toList), "leaf" -> leaf(br.leaf))).toList),
+      withSql(JObject("negate" -> JBool(br.negate), "unary" -> JArray(br.unary.map(unary).toList), "leaf" -> leaf(br.leaf)),
+        br.sql)).toList),
     "columns" -> strs(b.columns),
     "sharing" -> JInt(b.sharing),
     "consumers" -> JArray(b.consumers.map(c =>

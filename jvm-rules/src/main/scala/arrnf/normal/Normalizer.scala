@@ -150,7 +150,7 @@ final class Normalizer(rootName: String) {
     // A root that only reads one block read nowhere else (no head, no operators) is that block,
     // under the root's name.
     val forward = (root.head, root.branches) match {
-      case (None, Seq(Branch(false, Seq(), GetLeaf(n, "block")))) =>
+      case (None, Seq(Branch(false, Seq(), GetLeaf(n, "block"), _))) =>
         done.find(b => b.name == n && b.consumers.size == 1)
       case _ => None
     }
@@ -170,14 +170,15 @@ final class Normalizer(rootName: String) {
     var p = plan
     var go = true
     while (go) p match {
-      case GlobalLimit(e, c) => ops += UnaryOp("Limit", Seq(e.toString)); p = c
+      case GlobalLimit(e, c) => ops += UnaryOp("Limit", Seq(e.toString), SqlForm.guard(SqlPart("limit", text = Some(e.sql)))); p = c
       case LocalLimit(_, c) => p = c
-      case Offset(e, c) => ops += UnaryOp("Offset", Seq(e.toString)); p = c
-      case s: Sort if s.global => ops += UnaryOp("Sort", s.order.map(o => show(o, s.child.out))); p = s.child
+      case Offset(e, c) => ops += UnaryOp("Offset", Seq(e.toString), SqlForm.guard(SqlPart("offset", text = Some(e.sql)))); p = c
+      case s: Sort if s.global => ops += UnaryOp("Sort", s.order.map(o => show(o, s.child.out)),
+          SqlForm.guard(SqlPart("sort", exprs = s.order.map(sqlOf(_, s.child.out))))); p = s.child
       case Project(list, c) if isFinishing(c) && ops.isEmpty =>
-        ops += UnaryOp("Project", list.map(e => show(e, c.out))); p = c
+        ops += UnaryOp("Project", list.map(e => show(e, c.out)), selectSql(list, c.out)); p = c
       case Project(list, c @ (_: Sort | _: GlobalLimit | _: LocalLimit | _: Offset)) =>
-        ops += UnaryOp("Project", list.map(e => show(e, c.out))); p = c
+        ops += UnaryOp("Project", list.map(e => show(e, c.out)), selectSql(list, c.out)); p = c
       case w: WithCTE if isFinishing(w.plan) || w.plan.isInstanceOf[Project] =>
         // finishing operators above the CTE definitions' consumer: peel them, keep the definitions
         val (inner, core) = peelFinishing(w.plan)
@@ -299,38 +300,51 @@ final class Normalizer(rootName: String) {
       val in = a.child.out
       val keys = a.groupingExpressions.map(render(_, in, ctx))
       val aggs = a.aggregateExpressions.filter(_.exists(_.isInstanceOf[AggregateExpression]))
-      if (aggs.isEmpty) Some((Head("Distinct", Seq(keys)), a.child, toBody(a.child, ctx)))
+      val aggSql = SqlForm.guard(SqlPart("aggregate", keys = a.groupingExpressions.map(sqlOf(_, in)),
+        exprs = a.aggregateExpressions.map(sqlOf(_, in)), names = a.aggregateExpressions.map(_.name)))
+      if (aggs.isEmpty) Some((Head("Distinct", Seq(keys), sql = aggSql), a.child, toBody(a.child, ctx)))
       else {
         val terms = aggs.flatMap { ne =>
           val found = ne.collect { case ae: AggregateExpression => ae }
           val first = found.take(1).map(ae => AggTerm(render(ne, in, ctx), classify(ae.aggregateFunction), ae.isDistinct))
           first ++ found.drop(1).map(ae => AggTerm(render(ae, in, ctx), classify(ae.aggregateFunction), ae.isDistinct))
         }
-        Some((Head("Reduce", Seq(keys), terms), a.child, toBody(a.child, ctx)))
+        Some((Head("Reduce", Seq(keys), terms, sql = aggSql), a.child, toBody(a.child, ctx)))
       }
     case d: Deduplicate =>
-      Some((Head("Distinct", Seq(d.keys.map(render(_, d.child.out, ctx)))), d.child, toBody(d.child, ctx)))
+      Some((Head("Distinct", Seq(d.keys.map(render(_, d.child.out, ctx))),
+        sql = Some(SqlForm.unsupported("Deduplicate (dropDuplicates) keeps an arbitrary row per key"))), d.child, toBody(d.child, ctx)))
     case d: DeduplicateWithinWatermark =>
-      Some((Head("Distinct", Seq(d.keys.map(render(_, d.child.out, ctx))), mode = Some("within watermark")),
+      Some((Head("Distinct", Seq(d.keys.map(render(_, d.child.out, ctx))), mode = Some("within watermark"),
+        sql = Some(SqlForm.unsupported("dropDuplicatesWithinWatermark has no SQL form"))),
         d.child, toBody(d.child, ctx)))
     case w: Window =>
       val in = w.child.out
       Some((Head("Reduce", Seq(w.partitionSpec.map(render(_, in, ctx))),
         w.windowExpressions.map(e => AggTerm(render(e.transform { case we: WindowExpression => we.windowFunction },
           in, ctx), "window", distinct = false)),
-        order = w.orderSpec.map(render(_, in, ctx)), mode = Some("window")), w.child, toBody(w.child, ctx)))
+        order = w.orderSpec.map(render(_, in, ctx)), mode = Some("window"),
+        sql = SqlForm.guard(SqlPart("window", exprs = w.windowExpressions.map(sqlOf(_, in)),
+          names = w.windowExpressions.map(_.name)))), w.child, toBody(w.child, ctx)))
     case w: WindowGroupLimit =>
       val in = w.child.out
       Some((Head("TopK", Seq(w.partitionSpec.map(render(_, in, ctx))), order = w.orderSpec.map(render(_, in, ctx)),
-        limit = Some(w.limit.toLong), mode = Some(w.rankLikeFunction.prettyName)), w.child, toBody(w.child, ctx)))
+        limit = Some(w.limit.toLong), mode = Some(w.rankLikeFunction.prettyName),
+        sql = SqlForm.guard(SqlPart("rank", keys = w.partitionSpec.map(sqlOf(_, in)), order = w.orderSpec.map(sqlOf(_, in)),
+          text = Some(s"${w.rankLikeFunction.prettyName}()")))), w.child, toBody(w.child, ctx)))
     case _: GlobalLimit | _: LocalLimit | _: Offset | _: Tail if isHead(p) =>
       limitChain(p).map { case (limit, offset, tail, child) =>
         val (order, input) = stripTransparent(child) match {
           case s: Sort => (s.order.map(render(_, s.child.out, ctx)), s.child)
           case other => (Nil, other)
         }
+        val sortSql = if (tail) Some(SqlForm.unsupported("Tail (the last rows) has no SQL form"))
+          else SqlForm.guard(SqlPart("sort_limit", order = stripTransparent(child) match {
+            case s: Sort => s.order.map(sqlOf(_, s.child.output))
+            case _ => Nil
+          }))
         (Head("TopK", Seq(Nil), order = order, limit = limit, offset = offset,
-          mode = if (tail) Some("tail") else None), input, toBody(input, ctx))
+          mode = if (tail) Some("tail") else None, sql = sortSql), input, toBody(input, ctx))
       }
     case g: Generate => matchThreshold(g, None).map(buildThreshold(_, ctx))
     case pr @ Project(_, g: Generate) => matchThreshold(g, Some(pr)).map(buildThreshold(_, ctx))
@@ -451,7 +465,31 @@ final class Normalizer(rootName: String) {
     if (ops.isEmpty) body.copy(output = out)
     else Body(body.branches.map(b => b.copy(unary = b.unary ++ ops)), out)
 
-  private def leafBody(leaf: Leaf, out: Seq[Attribute]): Body = Body(Vector(Branch(negate = false, Nil, leaf)), out)
+  private def leafBody(leaf: Leaf, out: Seq[Attribute], sql: Option[SqlPart] = None): Body =
+    Body(Vector(Branch(negate = false, Nil, leaf,
+      sql.orElse(SqlForm.guard(SqlPart("get", names = out.map(_.name)))))), out)
+
+  // ---------------------------------------------------------------- SQL forms (pyspark_arrnf.sql)
+
+  /** The SQL of `e` over `in` (placeholders `#n`); subqueries are the blocks `render` made. */
+  private def sqlOf(e: Expression, in: Seq[Attribute]): String =
+    SqlForm.expr(e, in, p => cachedName(p).orElse(canon.get(("plain", p.canonicalized)).map(_.name)))
+
+  private def selectSql(list: Seq[NamedExpression], in: Seq[Attribute]): Option[SqlPart] =
+    SqlForm.guard(SqlPart("select", exprs = list.map(sqlOf(_, in)), names = list.map(_.name)))
+
+  private def joinSql(j: Join): Option[SqlPart] = SqlForm.guard {
+    val both = j.left.output ++ j.right.output
+    val jt = j.joinType match {
+      case e: org.apache.spark.sql.catalyst.plans.ExistenceJoin => "existence"
+      case other => other.sql
+    }
+    val flag = j.joinType match {
+      case e: org.apache.spark.sql.catalyst.plans.ExistenceJoin => Seq(e.exists.name)
+      case _ => Nil
+    }
+    SqlPart("join", exprs = j.condition.map(sqlOf(_, both)).toSeq, names = flag, text = Some(jt))
+  }
 
   private def toBody(p: LogicalPlan, ctx: Ctx): Body = {
     if (!isHead(p)) note(p, ctx.block, force = false)
@@ -467,21 +505,29 @@ final class Normalizer(rootName: String) {
       unary(body, projectOps(list, body.output, ctx), p.out)
     case Filter(cond, child) =>
       val body = toBody(child, ctx)
-      unary(body, Seq(UnaryOp("Filter", splitAnd(cond).map(render(_, body.output, ctx)))), p.out)
+      unary(body, Seq(UnaryOp("Filter", splitAnd(cond).map(render(_, body.output, ctx)),
+        SqlForm.guard(SqlPart("filter", exprs = splitAnd(cond).map(sqlOf(_, body.output)))))), p.out)
     case g: Generate =>
       val body = toBody(g.child, ctx)
       val text = (if (g.outer) "outer " else "") + render(g.generator, body.output, ctx)
-      unary(body, Seq(UnaryOp("FlatMap", Seq(text))), g.out)
+      unary(body, Seq(UnaryOp("FlatMap", Seq(text), SqlForm.guard(SqlPart("generate",
+        exprs = Seq(sqlOf(g.generator, body.output)), names = g.generatorOutput.map(_.name),
+        positions = g.requiredChildOutput.map(a => body.output.indexWhere(_.exprId == a.exprId)),
+        text = if (g.outer) Some("outer") else None)))), g.out)
     case e: Expand =>
       val body = toBody(e.child, ctx)
-      unary(body, Seq(UnaryOp("FlatMap", e.projections.map(ps => ps.map(render(_, body.output, ctx)).mkString("(", ", ", ")")))), e.out)
+      unary(body, Seq(UnaryOp("FlatMap", e.projections.map(ps => ps.map(render(_, body.output, ctx)).mkString("(", ", ", ")")),
+        SqlForm.guard(SqlPart("expand", exprs = e.projections.map(ps => ps.map(sqlOf(_, body.output)).mkString(", ")),
+          names = e.out.map(_.name))))), e.out)
     case s: Sample =>
       val body = toBody(s.child, ctx)
       unary(body, Seq(UnaryOp(if (s.withReplacement) "FlatMap" else "Filter",
-        Seq(s"sample(${s.lowerBound}, ${s.upperBound}, replace=${s.withReplacement})"))), s.out)
+        Seq(s"sample(${s.lowerBound}, ${s.upperBound}, replace=${s.withReplacement})"),
+        Some(SqlForm.unsupported("a Sample (Spark's TABLESAMPLE draws other rows)")))), s.out)
     case t: TypedFilter =>
       val body = toBody(t.child, ctx)
-      unary(body, Seq(UnaryOp("Filter", Seq(s"typed ${t.func.getClass.getSimpleName}"))), t.out)
+      unary(body, Seq(UnaryOp("Filter", Seq(s"typed ${t.func.getClass.getSimpleName}"),
+        Some(SqlForm.unsupported("a typed (Scala/Java function) filter")))), t.out)
     case s: Sort =>
       ctx.block.notes += "a sort inside the query (order is not kept by bags; ignored)"
       toBody(s.child, ctx).copy(output = s.out)
@@ -510,13 +556,22 @@ final class Normalizer(rootName: String) {
           b.sharing += 1
           b.consumers += Consumer(ctx.block.name, "cte", s"read in ${ctx.block.name}")
           leafBody(GetLeaf(b.name, "block"), r.out)
-        case None => leafBody(GetLeaf(s"cte${r.cteId}", "cte"), r.out)
+        case None => leafBody(GetLeaf(s"cte${r.cteId}", "cte"), r.out,
+          Some(SqlForm.unsupported(s"a reference to a CTE defined elsewhere (cte${r.cteId})")))
       }
-    case j: Join => leafBody(joinLeaf(j, ctx), j.out)
+    case j: Join => leafBody(joinLeaf(j, ctx), j.out, joinSql(j))
     case LocalLimit(e, child) =>
       val body = toBody(child, ctx)
-      unary(body, Seq(UnaryOp("Filter", Seq(s"local_limit($e)"))), p.out)
-    case leaf: LeafNode => leafBody(leafTerm(leaf, ctx), leaf.out)
+      unary(body, Seq(UnaryOp("Filter", Seq(s"local_limit($e)"), SqlForm.guard(SqlPart("local_limit", text = Some(e.sql))))), p.out)
+    case leaf: LeafNode =>
+      val term = leafTerm(leaf, ctx)
+      leafBody(term, leaf.out, term match {
+        case _: ConstantLeaf => SqlForm.guard(SqlForm.constant(leaf))
+        case g: GetLeaf if g.source == "stream" => Some(SqlForm.unsupported(s"a stream (${g.name})"))
+        case _: GetLeaf => None
+        case o: OpaqueLeaf => Some(SqlForm.unsupported(s"${o.node} has no SQL form"))
+        case _ => None
+      })
     case other =>
       opaque += 1
       val grouped = groupingOf(other)
@@ -527,7 +582,7 @@ final class Normalizer(rootName: String) {
         }
       }
       leafBody(OpaqueLeaf(other.nodeName, Try(other.simpleString(5)).getOrElse(other.nodeName).take(200), inputs),
-        other.out)
+        other.out, Some(SqlForm.unsupported(s"${other.nodeName} has no SQL form")))
   }
 
   private def defineCte(d: CTERelationDef, ctx: Ctx): Unit = if (!ctes.contains(d.id)) {
@@ -618,8 +673,14 @@ final class Normalizer(rootName: String) {
     }
     val identity = computed.isEmpty && list.size == in.size &&
       list.zipWithIndex.forall { case (a, i) => index.get(a.asInstanceOf[Attribute]).contains(i) }
-    val map = if (computed.isEmpty) Nil else Seq(UnaryOp("Map", computed.map(render(_, in, ctx))))
-    map ++ (if (identity) Nil else Seq(UnaryOp("Project", compress(positions))))
+    val map = if (computed.isEmpty) Nil else Seq(UnaryOp("Map", computed.map(render(_, in, ctx)),
+      SqlForm.guard(SqlPart("map", exprs = computed.map(sqlOf(_, in)), names = computed.map(_.name)))))
+    var nextPos = in.size
+    val projSql = SqlForm.guard(SqlPart("project", positions = list.map {
+      case a: Attribute if index.contains(a) => index(a)
+      case _ => val r = nextPos; nextPos += 1; r
+    }))
+    map ++ (if (identity) Nil else Seq(UnaryOp("Project", compress(positions), projSql)))
   }
 
   // ---------------------------------------------------------------- expressions

@@ -21,7 +21,7 @@ object Program {
 }
 
 /** A stateless operator of a branch: `op` is Map, Filter, Project or FlatMap. */
-final case class UnaryOp(op: String, args: Seq[String])
+final case class UnaryOp(op: String, args: Seq[String], sql: Option[SqlPart] = None)
 
 sealed trait Leaf { def kind: String }
 
@@ -41,8 +41,11 @@ final case class JoinLeaf(joinType: String, on: Seq[String], condition: Option[S
 /** A node the normalizer does not know (or that ArrNF cannot express); its inputs are blocks. */
 final case class OpaqueLeaf(node: String, detail: String, inputs: Seq[GetLeaf]) extends Leaf { def kind = "Opaque" }
 
-/** `[Negate] Unary* Leaf`; `unary` is in evaluation order (the first is applied first). */
-final case class Branch(negate: Boolean, unary: Seq[UnaryOp], leaf: Leaf)
+/**
+ * `[Negate] Unary* Leaf`; `unary` is in evaluation order (the first is applied first). `sql` (and
+ * `UnaryOp.sql`, `Head.sql`): the SQL form of the leaf, see [[SqlPart]].
+ */
+final case class Branch(negate: Boolean, unary: Seq[UnaryOp], leaf: Leaf, sql: Option[SqlPart] = None)
 
 /** One aggregate of a Reduce, classified as the cost rules need it. */
 final case class AggTerm(text: String, kind: String, distinct: Boolean)
@@ -59,7 +62,8 @@ final case class Head(
     order: Seq[String] = Nil,
     limit: Option[Long] = None,
     offset: Option[Long] = None,
-    mode: Option[String] = None)
+    mode: Option[String] = None,
+    sql: Option[SqlPart] = None)
 
 /** Who reads a block: the reading block, the role (join, input, subquery, cte, opaque) and detail. */
 final case class Consumer(block: String, role: String, detail: String)
