@@ -42,7 +42,7 @@ class Row:
 
     @property
     def ratio(self) -> float | None:
-        if not self.vanilla_s or not self.arrnf_s:
+        if not self.fired and len(self.vanilla_s) < 2:
             return None
         return statistics.median(self.vanilla_s) / statistics.median(self.arrnf_s)
 
@@ -80,14 +80,16 @@ def run_once(spark, sql: str, enabled: bool):
 
 
 def compare(spark, name: str, mode: str, sql: str, runs: int, always_time: bool) -> Row:
-    run_once(spark, sql, False)  # warm-up (file listing, JIT)
-    _, plan_on, fired = run_once(spark, sql, True)
-    _, plan_off, _ = run_once(spark, sql, False)
+    t_off, plan_off, _ = run_once(spark, sql, False)  # also the warm-up (file listing, JIT)
+    t_on, plan_on, fired = run_once(spark, sql, True)
     row = Row(name, mode, fired, vanilla_ops=ops(plan_off), arrnf_ops=ops(plan_on))
-    n = runs if (fired or always_time) else 1
-    for _ in range(n):
-        row.vanilla_s.append(run_once(spark, sql, False)[0])
-        row.arrnf_s.append(run_once(spark, sql, True)[0])
+    if fired or always_time:
+        for _ in range(runs):
+            row.vanilla_s.append(run_once(spark, sql, False)[0])
+            row.arrnf_s.append(run_once(spark, sql, True)[0])
+    else:
+        # The rule left the plan alone: one run each way, no ratio (the first run also warmed up).
+        row.vanilla_s, row.arrnf_s = [t_off], [t_on]
     pyspark_arrnf.set_enabled(spark, True)
     print(fmt(row), flush=True)
     return row

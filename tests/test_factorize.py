@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from pyspark_arrnf.data import query
-from pyspark_arrnf.testing import assert_same_both_ways
+from pyspark_arrnf.testing import assert_same_both_ways, run_side
 
 SHUFFLE = {"spark.sql.autoBroadcastJoinThreshold": "-1"}
 BROADCAST = {"spark.sql.autoBroadcastJoinThreshold": str(10 * 1024 * 1024)}
@@ -167,13 +167,28 @@ def test_reasons_are_readable(spark, views, conf):
 TPCDS = ["q71", "q76", "q33", "q56", "q60", "q66", "q75", "q80", "q14a", "q14b", "q23a", "q23b"]
 
 
+def _norm(row):
+    return tuple(round(float(v), 6) if isinstance(v, float) or type(v).__name__ == "Decimal" else v for v in row)
+
+
+def same_both_ways(spark, sql):
+    """assert_same_both_ways, or, for results with repeated column names (q14b: chispa cannot sort
+    those), the same check on sorted row tuples."""
+    on, off = run_side(spark, sql, True), run_side(spark, sql, False)
+    if on.schema is not None and len(set(on.schema.names)) < len(on.schema.names):
+        assert on.error is None and off.error is None, (on.error, off.error)
+        assert sorted(map(_norm, on.rows), key=repr) == sorted(map(_norm, off.rows), key=repr)
+    else:
+        assert_same_both_ways(spark, sql)
+
+
 @pytest.mark.parametrize("broadcast", ["broadcast", "shuffle"])
 @pytest.mark.parametrize("name", TPCDS)
 def test_tpcds(spark, tpcds_db, use_db, conf, name, broadcast):
     use_db(tpcds_db)
     conf(BROADCAST if broadcast == "broadcast" else SHUFFLE)
     before = firings(spark)
-    assert_same_both_ways(spark, query("tpcds", name))
+    same_both_ways(spark, query("tpcds", name))
     fired = firings(spark) > before
     print(f"TPC-DS {name} ({broadcast} joins): FactorizeUnionOfJoins {'FIRED' if fired else 'did not fire'}")
     if broadcast == "broadcast":
