@@ -249,8 +249,10 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
     // Build the factored plan first: its union's size decides whether it can be broadcast.
     val slots: Seq[Attribute] = ms.head._3.slots.values.map(_._1).toSeq
     val branches = ms.map { case (_, s, un) =>
-      val slotCols = slots.map(a0 => Alias(un.slots(a0.exprId)._2, a0.name)())
-      val pushedCols = pushed.map(j => Alias(s.flat.outputs(j), ref.flat.plan.output(j).name)())
+      // Union columns get their own names ("_b"): the renaming Project on top is then not a
+      // "redundant alias" for RemoveRedundantAliases, which would drop the output ids (and this join's tag).
+      val slotCols = slots.map(a0 => Alias(un.slots(a0.exprId)._2, a0.name + "_b")())
+      val pushedCols = pushed.map(j => Alias(s.flat.outputs(j), ref.flat.plan.output(j).name + "_b")())
       Project(slotCols ++ pushedCols, s.rest)
     }
     val union = Union(branches)
