@@ -140,13 +140,15 @@ def synthetic(spark, runs: int) -> list[Row]:
     return [compare(spark, "3x4M", "shuffle", SYNTHETIC, runs, always_time=True)]
 
 
-def tpcds(spark, runs: int, scale: float, names: list[str]) -> list[Row]:
+def tpcds(spark, runs: int, scale: float, names: list[str], modes=("broadcast", "shuffle")) -> list[Row]:
     db = f"tpcds_sf{str(scale).replace('.', '_')}"
     if not spark.catalog.databaseExists(db):
         register_tables(spark, generate("tpcds", scale), database=db)
     spark.catalog.setCurrentDatabase(db)
     rows = []
     for mode, threshold in (("broadcast", str(10 * 1024 * 1024)), ("shuffle", "-1")):
+        if mode not in modes:
+            continue
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
         for name in names:
             rows.append(compare(spark, name, mode, query("tpcds", name), runs, always_time=False))
@@ -159,6 +161,8 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--queries", default=",".join(TPCDS))
+    p.add_argument("--modes", default="broadcast,shuffle", help="broadcast, shuffle or both")
+    p.add_argument("--out", default="factorize-tpcds.json")
     a = p.parse_args(argv)
     spark = session()
     spark.sparkContext.setLogLevel("ERROR")
@@ -167,8 +171,8 @@ def main(argv=None) -> int:
         rows = synthetic(spark, a.runs)
         (RESULTS / "factorize-synthetic.json").write_text(json.dumps([asdict(r) | {"ratio": r.ratio} for r in rows], indent=1))
     if a.what in ("tpcds", "all"):
-        rows = tpcds(spark, a.runs, a.scale, a.queries.split(","))
-        (RESULTS / "factorize-tpcds.json").write_text(json.dumps([asdict(r) | {"ratio": r.ratio} for r in rows], indent=1))
+        rows = tpcds(spark, a.runs, a.scale, a.queries.split(","), tuple(a.modes.split(",")))
+        (RESULTS / a.out).write_text(json.dumps([asdict(r) | {"ratio": r.ratio} for r in rows], indent=1))
     spark.stop()
     return 0
 
