@@ -33,7 +33,9 @@ object ArrnfExtension {
   )
 
   /** Rules run once, after operator optimization and before join reordering ("Pre CBO Rules"). */
-  val preCBORules: Seq[Rule[LogicalPlan]] = Seq()
+  val preCBORules: Seq[Rule[LogicalPlan]] = Seq(
+    FactorizeUnionOfJoins
+  )
 
   /** Every rule's full name, as `spark.sql.optimizer.excludedRules` takes it. */
   def ruleNames: Seq[String] = (operatorOptimizationRules ++ preCBORules).map(_.ruleName)

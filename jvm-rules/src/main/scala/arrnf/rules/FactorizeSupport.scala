@@ -1,0 +1,104 @@
+package arrnf.rules
+
+import java.util.concurrent.ConcurrentLinkedDeque
+import java.util.concurrent.atomic.AtomicLong
+
+import scala.jdk.CollectionConverters._
+import scala.util.Try
+
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.plans.logical.statsEstimation.EstimationUtils
+
+/**
+ * Which expressions [[FactorizeUnionOfJoins]] may evaluate on more rows than before.
+ *
+ * Moving a projection from above a join to below it (into a union branch, over B only) evaluates it
+ * on B's rows that never joined. Under ANSI mode an expression that can raise (overflow, division by
+ * zero, a failing cast) would then raise where the original query did not. Only expressions that
+ * cannot raise at all are moved; everything else stays above the join.
+ */
+private[rules] object FactorizeSafety {
+  def cannotFail(e: Expression): Boolean = e match {
+    case _: Attribute | _: Literal => true
+    case a: Alias => cannotFail(a.child)
+    case c: Cast => Cast.canUpCast(c.child.dataType, c.dataType) && cannotFail(c.child)
+    case b: BinaryArithmetic =>
+      // LEGACY and TRY arithmetic return NULL or wrap instead of raising; ANSI may raise.
+      b.evalMode != EvalMode.ANSI && b.children.forall(cannotFail)
+    case _: IsNull | _: IsNotNull | _: Not | _: And | _: Or | _: Coalesce | _: If | _: CaseWhen |
+         _: EqualTo | _: EqualNullSafe | _: LessThan | _: LessThanOrEqual | _: GreaterThan |
+         _: GreaterThanOrEqual | _: In | _: InSet | _: KnownNotNull | _: KnownNullable =>
+      e.children.forall(cannotFail)
+    case _ => false
+  }
+}
+
+/**
+ * The small private cost helper of [[FactorizeUnionOfJoins]] (the general ArrNF cost model lives
+ * elsewhere). Sizes in bytes from Catalyst statistics: row count × row width when the row count is
+ * known (CBO statistics), `sizeInBytes` otherwise.
+ */
+private[rules] object FactorizeCost {
+  /** How much more an exchange + sort (shuffle join) costs per byte than streaming past a broadcast. */
+  val ShuffleFactor: BigInt = 3
+
+  def bytes(plan: LogicalPlan): Option[BigInt] = Try {
+    val s = plan.stats
+    s.rowCount match {
+      case Some(rows) => rows * EstimationUtils.getSizePerRow(plan.output)
+      case None => s.sizeInBytes
+    }
+  }.toOption
+
+  /** Spark's own broadcast test: `sizeInBytes` against the threshold (negative: never). */
+  def broadcastable(plan: LogicalPlan, threshold: Long): Boolean =
+    threshold >= 0 && Try(plan.stats.sizeInBytes <= threshold).getOrElse(false)
+
+  private def joinCost(x: BigInt, xBroadcast: Boolean, y: BigInt, yBroadcast: Boolean): BigInt =
+    if (xBroadcast || yBroadcast) x + y else ShuffleFactor * (x + y)
+
+  /**
+   * The estimated work of the union of joins and of the factorized join. `bs` are the other sides
+   * with whether each is broadcast; `unionBroadcast` says whether their union would be.
+   */
+  def costs(a: BigInt, aBroadcast: Boolean, bs: Seq[(BigInt, Boolean)], unionBroadcast: Boolean): (BigInt, BigInt) = {
+    val vanilla = bs.map { case (b, bb) => joinCost(a, aBroadcast, b, bb) }.sum
+    val factored = joinCost(a, aBroadcast, bs.map(_._1).sum, unionBroadcast)
+    (vanilla, factored)
+  }
+
+  def human(b: BigInt): String = {
+    val units = Seq("B", "KB", "MB", "GB", "TB", "PB")
+    var v = BigDecimal(b); var i = 0
+    while (v >= 1024 && i < units.size - 1) { v /= 1024; i += 1 }
+    f"${v.toDouble}%.1f${units(i)}"
+  }
+}
+
+/**
+ * What [[FactorizeUnionOfJoins]] did, readable from Python through py4j:
+ * `spark._jvm.arrnf.rules.FactorizeStatus.firings()` and `.reasons()`.
+ */
+object FactorizeStatus {
+  private val fired = new AtomicLong()
+  private val declined = new AtomicLong()
+  private val recent = new ConcurrentLinkedDeque[String]()
+  private val Keep = 200
+
+  private def remember(s: String): Unit = {
+    recent.addLast(s)
+    while (recent.size > Keep) recent.pollFirst()
+  }
+
+  private[rules] def recordFiring(reason: String): Unit = { fired.incrementAndGet(); remember("fired: " + reason) }
+  private[rules] def recordDecline(reason: String): Unit = { declined.incrementAndGet(); remember("declined: " + reason) }
+
+  /** How often the rule rewrote a union since the JVM started (Spark may run a rule more than once per query). */
+  def firings(): Long = fired.get()
+  /** How often a common factor was found but the cost guard declined it. */
+  def declines(): Long = declined.get()
+  /** The most recent reasons, oldest first ("fired: …" or "declined: …"). */
+  def reasons(): java.util.List[String] = recent.asScala.toList.asJava
+  def reset(): Unit = { fired.set(0); declined.set(0); recent.clear() }
+}
