@@ -1,5 +1,7 @@
 package arrnf
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.spark.sql.ExtendedExplainGenerator
 import org.apache.spark.sql.execution.SparkPlan
 
@@ -15,7 +17,11 @@ class ArrnfExplainProvider extends ExtendedExplainGenerator {
     val enabled = ArrnfConf.enabled(plan.conf)
     val version = s"pyspark-arrnf ${BuildInfo.version} (built for Spark ${BuildInfo.sparkVersion}); rewrites " +
       (if (enabled) "on" else s"off (${ArrnfConf.Enabled}=false)")
+    // Why the factorization fired, where its tag survived Spark's later rules (best effort).
+    val fired = scala.util.Try(arrnf.normal.Arrnf.logicalOf(plan).toSeq
+      .flatMap(lp => arrnf.rules.FactorizeUnionOfJoins.firedIn(lp).asScala)).getOrElse(Nil)
+      .map(reason => s"FactorizeUnionOfJoins fired: $reason\n").mkString
     // Never throws: a plan the normalizer cannot handle gives a one-line message instead.
-    version + "\n" + arrnf.normal.Arrnf.explain(plan)
+    version + "\n" + fired + arrnf.normal.Arrnf.explain(plan)
   }
 }
