@@ -28,14 +28,16 @@ All 125 queries run twice: broadcast joins on, and off (``spark.sql.autoBroadcas
 """
 from __future__ import annotations
 
-import decimal
-import math
 import os
+import sys
 from dataclasses import dataclass
 
 import pytest
 
 from pyspark_arrnf.compare import arrnf_enabled
+
+sys.path.insert(0, os.path.dirname(__file__))
+from randomsql import norm as _norm, same_bag  # noqa: E402  (tests/ is not a package)
 from pyspark_arrnf.data import queries
 
 BROADCAST_ON = str(4 * 1024 * 1024)
@@ -120,38 +122,6 @@ def run(spark, sql: str, enabled: bool, execute: bool = True) -> Run:
 
 # ---------------------------------------------------------------------------------------------
 # Comparing results.
-
-
-def _norm(v):
-    """A sort key for a value: floats rounded (tolerance), NaN and None made comparable."""
-    if v is None:
-        return (0, "")
-    if isinstance(v, float):
-        if math.isnan(v):
-            return (1, "nan")
-        return (2, float(f"{v:.6g}"))
-    if isinstance(v, (int, decimal.Decimal)):
-        return (2, v)
-    return (3, str(v))
-
-
-def _row_key(row):
-    return tuple(_norm(v) for v in row)
-
-
-def _same_value(a, b) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
-    return a == b
-
-
-def same_bag(a: list, b: list) -> bool:
-    if len(a) != len(b):
-        return False
-    for x, y in zip(sorted(a, key=_row_key), sorted(b, key=_row_key)):
-        if len(x) != len(y) or not all(_same_value(u, v) for u, v in zip(x, y)):
-            return False
-    return True
 
 
 def _runs(rows, keys):
