@@ -1,6 +1,6 @@
 """Correctness gate, part 5: many threads planning and running different queries on one session.
 
-Eight Python threads (each pinned to its own JVM thread by PySpark) plan and run a mix of TPC-H
+Six Python threads (each pinned to its own JVM thread by PySpark) plan and run a mix of TPC-H
 queries and random queries from ``randomsql`` on the one shared session, every query twice, in a
 shuffled order. Every result must equal the result of the same query run alone, and no rule may
 fail while doing so (a failing rule is contained by ``GuardedRule``, so a thread-safety bug in a
@@ -21,8 +21,8 @@ from pyspark_arrnf.data import queries as workload
 sys.path.insert(0, os.path.dirname(__file__))
 import randomsql  # noqa: E402  (tests/ is not a package)
 
-THREADS = 8
-TPCH = ["q1", "q3", "q5", "q6", "q10", "q12", "q14", "q19"]
+THREADS = 6
+TPCH = ["q3", "q6", "q12", "q19"]
 RING_SHAPES = [
     "SELECT t.k AS c0, u.one AS c1 FROM rt0 t CROSS JOIN (SELECT 1 AS one) u",
     "(SELECT a.k AS c0, b.a AS c1 FROM rt0 a JOIN rt1 b ON a.k = b.k) "
@@ -55,7 +55,7 @@ def rows(spark, sql):
 def test_threads_give_the_results_of_one_at_a_time(spark, tpch_db, use_db, tmp_path_factory):
     randomsql.create_tables(spark, str(tmp_path_factory.mktemp("concurrency")))
     use_db(tpch_db)  # the current database is session state: set once, before the threads
-    work = [workload("tpch")[q] for q in TPCH] + RING_SHAPES + random_queries(40)
+    work = [workload("tpch")[q] for q in TPCH] + RING_SHAPES + random_queries(20)
     alone = {sql: rows(spark, sql) for sql in work}
     failures_before = dict(spark._jvm.arrnf.ArrnfStatus.failures())
 
