@@ -39,7 +39,8 @@ class HardPlansSuite extends ArrnfSparkSuite {
       case Left(vanilla) =>
         val on = try { run(sql, enabled = true); None } catch { case e: Throwable => Some(e) }
         assert(on.exists(_.getClass == vanilla.getClass), s"vanilla Spark fails with $vanilla, the extension with $on")
-        info(s"vanilla Spark fails too: ${vanilla.getClass.getSimpleName}")
+        assert(!vanilla.isInstanceOf[org.apache.spark.sql.AnalysisException], s"the test's SQL is wrong: $vanilla")
+        info(s"vanilla Spark fails too: ${vanilla.toString.take(300)}")
         None
     }
   }
@@ -77,7 +78,12 @@ class HardPlansSuite extends ArrnfSparkSuite {
   test("100 nested derived tables, each with a one-row cross join") {
     var q = "SELECT id AS x FROM hp_a"
     for (i <- 1 to 100) q = s"SELECT s$i.x + u$i.one AS x FROM ($q) s$i CROSS JOIN (SELECT 1 AS one) u$i"
-    noFailures(sameBothWaysOrSameFailure(s"SELECT count(*), sum(x) FROM ($q) q"))
+    // Vanilla Spark's fixed-point analyzer gives up on 100 levels at its default of 100 iterations
+    // (under spark.testing: HYBRID_ANALYZER_EXCEPTION.FIXED_POINT_FAILED_SINGLE_PASS_SUCCEEDED), so
+    // both sides get more analyzer iterations; the optimizer's limits stay Spark's defaults.
+    spark.conf.set("spark.sql.analyzer.maxIterations", "1000")
+    try noFailures(sameBothWaysOrSameFailure(s"SELECT count(*), sum(x) FROM ($q) q"))
+    finally spark.conf.unset("spark.sql.analyzer.maxIterations")
   }
 
   test("100 nested IN subqueries, and 100 nested EXCEPT ALL") {
