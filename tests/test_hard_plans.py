@@ -56,7 +56,7 @@ def nested_100() -> str:
 def wide_1000() -> str:
     cols = ", ".join(f"id + {i} AS c{i}" for i in range(1000))
     w = f"SELECT {cols} FROM hpp_b"
-    return f"({w}) EXCEPT ALL ({w}) UNION ALL SELECT * FROM ({w}) w CROSS JOIN (SELECT 1 AS one) u"
+    return f"({w}) EXCEPT ALL ({w}) UNION ALL SELECT w.* FROM ({w}) w CROSS JOIN (SELECT 1 AS one) u"
 
 
 HARD = [union_2000, join_chain_300, nested_100, wide_1000]
