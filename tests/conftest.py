@@ -23,7 +23,7 @@ SESSION_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.planChangeValidation": "true",
-    "spark.driver.memory": "2g",
+    "spark.driver.memory": "4g",
     "spark.sql.adaptive.enabled": "true",
 }
 
