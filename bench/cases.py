@@ -28,7 +28,10 @@ class Case:
 def _factorize_tables(spark, scale: float) -> None:
     """A shared input `shared_a` joined with three 4M-row branches (at scale 1)."""
     n = int(4_000_000 * scale)
-    spark.range(n).selectExpr("id as k", "id * 7 % 1000 as a_val", "concat('a', id % 97) as a_tag") \
+    # The shared input carries payload (a name and a hash, as a dimension would): it is what each
+    # branch of the vanilla plan sorts again for its sort-merge join (the shuffle itself is reused).
+    spark.range(n).selectExpr("id as k", "id * 7 % 1000 as a_val", "concat('a', id % 97) as a_tag",
+                              "concat('name-', id) as a_name", "sha1(cast(id as string)) as a_hash") \
         .createOrReplaceTempView("shared_a")
     for i in (1, 2, 3):
         spark.range(n).selectExpr(f"(id * {2 * i + 1}) % {n} as k", f"id % {10 * i} as b_val") \
@@ -52,11 +55,11 @@ CASES = [
         "FactorizeUnionOfJoins",
         _factorize_tables,
         """
-        select a.k, a.a_val, a.a_tag, b.b_val, 'one' as src from shared_a a join branch_1 b on a.k = b.k
+        select a.*, b.b_val, 'one' as src from shared_a a join branch_1 b on a.k = b.k
         union all
-        select a.k, a.a_val, a.a_tag, b.b_val, 'two' from shared_a a join branch_2 b on a.k = b.k
+        select a.*, b.b_val, 'two' from shared_a a join branch_2 b on a.k = b.k
         union all
-        select a.k, a.a_val, a.a_tag, b.b_val, 'three' from shared_a a join branch_3 b on a.k = b.k
+        select a.*, b.b_val, 'three' from shared_a a join branch_3 b on a.k = b.k
         """,
         (("spark.sql.autoBroadcastJoinThreshold", "-1"),),
     ),
