@@ -19,7 +19,6 @@ True
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -504,7 +503,11 @@ def arrnf(df_or_sql, spark=None, name: str = "query") -> Program:
                 raise ArrnfError("no active SparkSession: pass spark=..., or start one with pyspark_arrnf.session()")
         # PySpark logs every failed analysis with its JVM stack trace (logger SQLQueryContextLogger);
         # the user gets one clear message instead.
-        quiet = logging.getLogger("SQLQueryContextLogger")
+        # Ask PySpark for it: a plain logging.getLogger would register a logger of the wrong class
+        # under that name, and PySpark's own later calls (with errorClass=...) would then fail.
+        from pyspark.logger import PySparkLogger
+
+        quiet = PySparkLogger.getLogger("SQLQueryContextLogger")
         was = quiet.disabled
         quiet.disabled = True
         try:

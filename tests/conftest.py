@@ -58,6 +58,21 @@ def tpcds_db(spark):
     return _database(spark, "tpcds")
 
 
+@pytest.fixture(autouse=True)
+def _drop_new_temp_views(request):
+    """Temporary views a test leaves behind (the CLI registers tables as views) would shadow the
+    tables of later tests (TPC-H's `customer` over TPC-DS's): drop them after each test."""
+    if "spark" not in request.fixturenames:
+        yield
+        return
+    spark = request.getfixturevalue("spark")
+    before = {t.name for t in spark.catalog.listTables() if t.isTemporary}
+    yield
+    for t in spark.catalog.listTables():
+        if t.isTemporary and t.name not in before:
+            spark.catalog.dropTempView(t.name)
+
+
 @pytest.fixture
 def use_db(spark):
     """Switches the current database for one test and back."""

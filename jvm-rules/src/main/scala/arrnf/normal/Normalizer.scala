@@ -141,7 +141,11 @@ final class Normalizer(rootName: String) {
 
   private var streaming = false
 
-  def normalize(plan: LogicalPlan): ArrnfProgram = {
+  /** Normalizes on a thread with a deep stack: the walk recurses once per plan level, and py4j's
+   *  threads (and the explain provider's) have small stacks; 300-deep plans need more. */
+  def normalize(plan: LogicalPlan): ArrnfProgram = Normalizer.onDeepStack(normalizeHere(plan))
+
+  private def normalizeHere(plan: LogicalPlan): ArrnfProgram = {
     streaming = plan.isStreaming
     val (finishing, core) = peelFinishing(plan)
     val root = new Builder(rootName, rootName)
@@ -718,6 +722,19 @@ final class Normalizer(rootName: String) {
 }
 
 object Normalizer {
+  private val DeepStackBytes = 512L << 20
+
+  /** Runs `body` on a fresh thread with a 512 MB stack (reserved, not committed) and returns its
+   *  result or rethrows its failure. The active session (an inheritable thread-local) carries over. */
+  def onDeepStack[T](body: => T): T = {
+    @volatile var result: Either[Throwable, T] = scala.util.Left(new IllegalStateException("normalizer thread did not finish"))
+    val t = new Thread(null, () => { result = try scala.util.Right(body) catch { case e: Throwable => scala.util.Left(e) } },
+      "arrnf-normalizer", DeepStackBytes)
+    t.start()
+    t.join()
+    result.fold(e => throw e, identity)
+  }
+
   def apply(plan: LogicalPlan, name: String = "query"): ArrnfProgram = new Normalizer(name).normalize(plan)
 
   def ref(i: Int, name: String): String = s"#$i{$name}"
