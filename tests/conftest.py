@@ -58,6 +58,23 @@ def tpcds_db(spark):
     return _database(spark, "tpcds")
 
 
+SEED_NCOLS = 21
+
+
+@pytest.fixture(scope="module")
+def seed_tables(spark, tmp_path_factory):
+    """The seed's l1, l2, l3 (seeds/arrnf.md): 21 integer columns #0..#20, as Parquet temporary views."""
+    root = tmp_path_factory.mktemp("seed")
+    for i, t in enumerate(("l1", "l2", "l3")):
+        path = str(root / t)
+        spark.range(50 + i).selectExpr(*[f"cast(id % {c + 2} as int) as c{c}" for c in range(SEED_NCOLS)]) \
+            .write.parquet(path)
+        spark.read.parquet(path).createOrReplaceTempView(t)
+    yield ("l1", "l2", "l3")
+    for t in ("l1", "l2", "l3"):
+        spark.catalog.dropTempView(t)
+
+
 @pytest.fixture(autouse=True)
 def _drop_new_temp_views(request):
     """Temporary views a test leaves behind (the CLI registers tables as views) would shadow the

@@ -15,20 +15,6 @@ STATELESS = {"Map", "Filter", "Project", "FlatMap"}
 NCOLS = 21
 
 
-@pytest.fixture(scope="module")
-def seed_tables(spark, tmp_path_factory):
-    """The seed's l1, l2, l3: 21 integer columns #0..#20, as Parquet tables (temporary views)."""
-    root = tmp_path_factory.mktemp("seed")
-    for i, t in enumerate(("l1", "l2", "l3")):
-        path = str(root / t)
-        spark.range(50 + i).selectExpr(*[f"cast(id % {c + 2} as int) as c{c}" for c in range(NCOLS)]) \
-            .write.parquet(path)
-        spark.read.parquet(path).createOrReplaceTempView(t)
-    yield ("l1", "l2", "l3")
-    for t in ("l1", "l2", "l3"):  # temporary views show in every database's listTables
-        spark.catalog.dropTempView(t)
-
-
 def seed_l4_sql() -> str:
     cols = ", ".join(f"c{i}" for i in range(2, NCOLS))
     l2cols = ", ".join(f"l2.c{i}" for i in range(2, NCOLS))

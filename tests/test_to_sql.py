@@ -22,17 +22,6 @@ from pyspark_arrnf.sql import ArrnfSqlWarning, sql_problems, to_sql
 NCOLS = 21
 
 
-@pytest.fixture(scope="module")
-def seed_tables(spark, tmp_path_factory):
-    """The seed's l1, l2, l3 (as in test_arrnf_normalize): 21 integer columns, Parquet temp views."""
-    root = tmp_path_factory.mktemp("seed")
-    for i, t in enumerate(("l1", "l2", "l3")):
-        path = str(root / t)
-        spark.range(50 + i).selectExpr(*[f"cast(id % {c + 2} as int) as c{c}" for c in range(NCOLS)]).write.parquet(path)
-        spark.read.parquet(path).createOrReplaceTempView(t)
-    return ("l1", "l2", "l3")
-
-
 def seed_l4_sql() -> str:
     cols = ", ".join(f"c{i}" for i in range(2, NCOLS))
     l2cols = ", ".join(f"l2.c{i}" for i in range(2, NCOLS))
@@ -120,7 +109,7 @@ def test_round_trip_summary():
 # ---------------------------------------------------------------- the seed's l4
 
 
-def test_seed_l4_sql_has_the_seeds_shape(spark, seed_tables):  # noqa: F811
+def test_seed_l4_sql_has_the_seeds_shape(spark, seed_tables):
     p = arrnf(seed_l4_sql(), spark, name="l4")
     text = p.to_sql()
     tree = sqlglot.parse_one(text, read="spark")
