@@ -1,8 +1,10 @@
 """Turns ``report.json`` into ``report.md`` (headline ratios, then every query) and ``ratios.png``.
 
 Ratios are vanilla ÷ extension, so above 1 means the extension is faster. A query counts as slower
-only when its ratio falls below 1 by more than twice the run-to-run noise of either side (relative
-median absolute deviation of its runs).
+only when its ratio falls below 1 by more than twice the noise: the larger of its own run-to-run
+noise (relative median absolute deviation of each side's runs) and the setting's noise band, the
+median absolute deviation of log ratios over the queries where no rule fired (identical plans, so
+their ratios differ from 1 by noise alone).
 """
 from __future__ import annotations
 
@@ -25,14 +27,13 @@ def frame(results: list[dict]) -> pd.DataFrame:
             rows.append({"kind": e["kind"], "query": e["name"], "broadcast": e["broadcast"], "error": e["error"]})
             continue
         off, on = e["off"], e["on"]
-        noise = max(off["noise"], on["noise"])
         arr_off, arr_on = off.get("arrnf") or {}, on.get("arrnf") or {}
         rows.append({
             "kind": e["kind"], "query": e["name"], "broadcast": e["broadcast"],
-            "vanilla_s": off["median_s"], "arrnf_s": on["median_s"], "ratio": e["ratio"], "noise": noise,
-            "slower": e["ratio"] < 1 / (1 + 2 * noise) - 1e-9,
+            "vanilla_s": off["median_s"], "arrnf_s": on["median_s"], "ratio": e["ratio"],
+            "runs": len(on["runs_s"]), "noise": max(off["noise"], on["noise"]),
             "opt_ms_vanilla": off["optimization_ms"], "opt_ms_arrnf": on["optimization_ms"],
-            "explain_ms": 1000 * (on.get("arrnf_s") or 0),
+            "explain_ms": on.get("explain_ms", 1000 * (on.get("arrnf_s") or 0)),
             "exchange": f"{off['physical']['exchange']}→{on['physical']['exchange']}",
             "sort": f"{off['physical']['sort']}→{on['physical']['sort']}",
             "join": f"{off['physical']['join']}→{on['physical']['join']}",
@@ -42,7 +43,16 @@ def frame(results: list[dict]) -> pd.DataFrame:
             "fired": ",".join(e.get("fired") or []),
             "error": "",
         })
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    if "ratio" not in df:
+        return df
+    # The noise band of each broadcast setting: identical plans differ from ratio 1 by noise only.
+    same = df[(df["fired"] == "") & df["ratio"].notna()]
+    band = same.groupby("broadcast")["ratio"].apply(
+        lambda r: float(((r.map(math.log) - r.map(math.log).median()).abs()).median()) if len(r) else 0.0)
+    df["band"] = df["broadcast"].map(band).fillna(0.0)
+    df["slower"] = df["ratio"] < 1 / (1 + 2 * df[["noise", "band"]].max(axis=1)) - 1e-9
+    return df
 
 
 def write_report(folder: Path) -> None:
@@ -56,14 +66,16 @@ def write_report(folder: Path) -> None:
         f"Machine: {m['cpus']} cores, {m['memory_gib']} GiB, {m['platform']}; {m['java']}; PySpark {m['pyspark']}; "
         f"master {m['master']}, driver memory {m['driver_memory']}, {m['shuffle_partitions']} shuffle partitions.",
         f"Data: TPC-H / TPC-DS at scale factor {m['scale_factor']:g} (tpchgen-cli / tpcgen-cli), synthetic cases at "
-        f"{m['synthetic_scale']:g}× their issue size. {m['warmup']} warm-up and {m['runs']} timed runs of each side, "
-        f"alternating, one Spark process per broadcast setting. Run {m['date']}.",
+        f"{m['synthetic_scale']:g}× their issue size. {m['warmup']} untimed warm-up run(s), then {m['runs']} timed runs "
+        f"of each side where a rule fired and {m.get('same_plan_runs', m['runs'])} where none did (same plan: the noise "
+        f"control), alternating; planning timed {m.get('plan_runs', m['runs'])}× per side without executing. "
+        f"One Spark process per broadcast setting. Run {m['date']}.",
         "Ratios are vanilla time ÷ extension time (above 1: the extension is faster). Not official TPC results.",
         "",
         "## Headline",
         "",
-        "| broadcast | queries | geomean run-time ratio | best | worst | slower beyond noise | rules fired in | optimizer time ratio (rules + ArrNF explain) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| broadcast | queries | geomean run-time ratio | geomean where a rule fired | best | worst | noise band | slower beyond noise | rules fired in | optimizer time ratio (rules + ArrNF explain) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for b, g in ok.groupby("broadcast", sort=False):
         best = g.loc[g["ratio"].idxmax()]
@@ -71,8 +83,9 @@ def write_report(folder: Path) -> None:
         slower = g[g["slower"]]
         opt = (g["opt_ms_arrnf"].sum() + g["explain_ms"].sum()) / max(g["opt_ms_vanilla"].sum(), 1e-9)
         lines.append(
-            f"| {b} | {len(g)} | {_geomean(g['ratio']):.3f} | {best['kind']}:{best['query']} {best['ratio']:.2f} | "
-            f"{worst['kind']}:{worst['query']} {worst['ratio']:.2f} | "
+            f"| {b} | {len(g)} | {_geomean(g['ratio']):.3f} | {_geomean(g[g['fired'] != '']['ratio']):.3f} | "
+            f"{best['kind']}:{best['query']} {best['ratio']:.2f} | "
+            f"{worst['kind']}:{worst['query']} {worst['ratio']:.2f} | ±{100 * g['band'].iloc[0]:.1f}% | "
             f"{', '.join(f'{r.kind}:{r.query} {r.ratio:.2f}' for r in slower.itertuples()) or 'none'} | "
             f"{(g['fired'] != '').sum()} | {opt:.3f} |"
         )

@@ -3,9 +3,12 @@
     python bench/run.py                      # scale factor 1, TPC-H + TPC-DS + synthetic, broadcast on and off
     python bench/run.py --scale 0.1 --runs 3 --only tpch:q1,tpcds:q71,synthetic:unit_join
 
-For each broadcast setting one Spark process is started (``worker``); in it every query runs with
-the extension's rewrites off (vanilla) and on, alternating, after a warm-up of each. Per query it
-records run times (median, spread), Spark's planning phases (``QueryPlanningTracker``), counts of
+For each broadcast setting one Spark process is started (``worker``); in it every query is first
+planned both ways ``--plan-runs`` times (Spark's ``QueryPlanningTracker`` phases, and the ArrNF
+explain section's time), then runs with the extension's rewrites off (vanilla) and on, alternating,
+after ``--warmup`` untimed runs. Queries where a rule fired get ``--runs`` timed runs per side;
+queries where none fired have the same plan both ways and get ``--same-plan-runs`` (default 1): their
+ratios are the noise control of the report. Per query it records run times (median, spread), counts of
 Exchange / Sort / join / aggregate operators in both final physical plans, the ArrNF arrangement
 count and estimated bytes before and after the rules (when the normalizer is present), and which
 rules fired. The parent merges the parts into ``report.json``, ``report.md`` and ``ratios.png``
@@ -99,6 +102,38 @@ def _one_run(spark, sql, enabled, want_details):
     return out
 
 
+_DETAIL_KEYS = ("physical", "fired", "arrnf", "arrnf_s", "rows")
+
+
+def _plan_times(spark, sql, n):
+    """Planning only, ``n`` times per side alternating: optimizer and total planning milliseconds
+    (medians), and for the extension side the ArrNF explain section's time and the rules that fired.
+    Planning is cheap, so it gets more repetitions than execution; the overhead target uses these."""
+    from pyspark_arrnf.compare import arrnf_enabled
+
+    jvm = spark._jvm
+    acc = {"off": {"opt": [], "plan": []}, "on": {"opt": [], "plan": [], "explain": []}}
+    fired = []
+    for r in range(n):
+        for side in (("off", "on") if r % 2 == 0 else ("on", "off")):
+            with arrnf_enabled(spark, side == "on"):
+                jdf = spark.sql(sql)._jdf
+                phases = {str(k): int(v) for k, v in dict(jvm.arrnf.PlanFacts.phaseMillis(jdf)).items()}
+                acc[side]["opt"].append(phases.get("optimization", 0))
+                acc[side]["plan"].append(sum(phases.values()))
+                if side == "on":
+                    fired = [str(x) for x in jvm.arrnf.PlanFacts.firedRules(jdf)]
+                    t = time.perf_counter()
+                    jvm.arrnf.normal.Arrnf.explain(jdf.queryExecution().executedPlan())
+                    acc[side]["explain"].append(1000 * (time.perf_counter() - t))
+    out = {"fired": fired}
+    for side, a in acc.items():
+        out[side] = {"optimization_ms": _median(a["opt"]), "planning_ms": _median(a["plan"]), "plan_runs": n}
+        if side == "on":
+            out[side]["explain_ms"] = _median(a["explain"])
+    return out
+
+
 def worker(args) -> int:
     import pyspark_arrnf
     from pyspark_arrnf.data import generate, register_tables
@@ -131,16 +166,25 @@ def worker(args) -> int:
                 for k, v in case.settings:
                     saved[k] = spark.conf.get(k, None)
                     spark.conf.set(k, v)
+            plans = _plan_times(spark, sql, args.plan_runs)
+            fired = plans.pop("fired")
+            # Identical plans (no rule fired) differ only by noise: they get fewer timed pairs and
+            # serve as the noise control of the report. Synthetic cases always get the full count.
+            pairs = args.runs if fired or kind == "synthetic" else args.same_plan_runs
             sides = {"off": [], "on": []}
             details = {}
-            for r in range(args.warmup + args.runs):
+            for r in range(args.warmup):  # shared warm-up: JIT, file cache; same scans on both sides
+                side = ("on", "off")[r % 2]
+                res = _one_run(spark, sql, side == "on", side not in details)
+                if side not in details:
+                    details[side] = {k: res[k] for k in _DETAIL_KEYS}
+            for r in range(pairs):
                 order = ("off", "on") if r % 2 == 0 else ("on", "off")
                 for side in order:
                     res = _one_run(spark, sql, side == "on", side not in details)
                     if side not in details:
-                        details[side] = {k: res[k] for k in ("physical", "fired", "arrnf", "arrnf_s", "rows")}
-                    if r >= args.warmup:
-                        sides[side].append(res)
+                        details[side] = {k: res[k] for k in _DETAIL_KEYS}
+                    sides[side].append(res)
             for side in ("off", "on"):
                 runs = sides[side]
                 totals = [x["total_s"] for x in runs]
@@ -148,8 +192,7 @@ def worker(args) -> int:
                     "median_s": _median(totals),
                     "runs_s": totals,
                     "noise": _rel_mad(totals),
-                    "optimization_ms": _median([x["phases_ms"].get("optimization", 0) for x in runs]),
-                    "planning_ms": _median([sum(x["phases_ms"].values()) for x in runs]),
+                    **plans[side],
                     **details[side],
                 }
             entry["ratio"] = entry["off"]["median_s"] / entry["on"]["median_s"]
@@ -176,7 +219,8 @@ def _machine(args) -> dict:
         "cpus": os.cpu_count(), "memory_gib": round(mem, 1), "platform": platform.platform(),
         "python": platform.python_version(), "java": java, "pyspark": pyspark.__version__,
         "scale_factor": args.scale, "synthetic_scale": args.synthetic_scale, "runs": args.runs,
-        "warmup": args.warmup, "shuffle_partitions": args.partitions, "driver_memory": args.driver_memory,
+        "warmup": args.warmup, "same_plan_runs": args.same_plan_runs,
+        "plan_runs": args.plan_runs, "shuffle_partitions": args.partitions, "driver_memory": args.driver_memory,
         "master": "local[2]", "date": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
 
@@ -187,7 +231,10 @@ def main(argv=None) -> int:
     p.add_argument("--scale", type=float, default=1.0, help="TPC-H / TPC-DS scale factor")
     p.add_argument("--synthetic-scale", type=float, default=1.0, help="size of the synthetic cases (1 = issue size)")
     p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--warmup", type=int, default=1, help="untimed executions per query, sides alternating")
+    p.add_argument("--same-plan-runs", type=int, default=1,
+                   help="timed runs per side for queries where no rule fired (identical plans: noise control)")
+    p.add_argument("--plan-runs", type=int, default=5, help="planning-only repetitions per side")
     p.add_argument("--partitions", type=int, default=8)
     p.add_argument("--driver-memory", default="12g")
     p.add_argument("--kinds", default="tpch,tpcds,synthetic")
@@ -214,7 +261,7 @@ def main(argv=None) -> int:
     for b in args.broadcast.split(","):
         part = out / f"part-broadcast-{b}.json"
         cmd = [sys.executable, __file__, "worker", "--broadcast", b, "--out", str(part)]
-        for flag in ("scale", "synthetic_scale", "runs", "warmup", "partitions", "driver_memory", "kinds", "only"):
+        for flag in ("scale", "synthetic_scale", "runs", "same_plan_runs", "plan_runs", "warmup", "partitions", "driver_memory", "kinds", "only"):
             v = getattr(args, flag)
             if v is not None:
                 cmd += [f"--{flag.replace('_', '-')}", str(v)]
