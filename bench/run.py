@@ -6,8 +6,9 @@
 For each broadcast setting one Spark process is started (``worker``); in it every query is first
 planned both ways ``--plan-runs`` times (Spark's ``QueryPlanningTracker`` phases, and the ArrNF
 explain section's time), then runs with the extension's rewrites off (vanilla) and on, alternating,
-after ``--warmup`` untimed runs. Queries where a rule fired get ``--runs`` timed runs per side;
-queries where none fired have the same plan both ways and get ``--same-plan-runs`` (default 1): their
+after ``--warmup`` untimed runs (which also collect each side's operator counts, so no bookkeeping
+falls between timed runs; each timed run starts after a JVM garbage collection). Queries where a rule fired get ``--runs`` timed runs per side;
+queries where none fired have the same plan both ways and get ``--same-plan-runs`` (default 2): their
 ratios are the noise control of the report. Per query it records run times (median, spread), counts of
 Exchange / Sort / join / aggregate operators in both final physical plans, the ArrNF arrangement
 count and estimated bytes before and after the rules (when the normalizer is present), and which
@@ -82,6 +83,7 @@ def _one_run(spark, sql, enabled, want_details):
     from pyspark_arrnf.compare import arrnf_enabled
 
     jvm = spark._jvm
+    jvm.System.gc()  # garbage of the previous run (and of our own bookkeeping) is not this run's cost
     with arrnf_enabled(spark, enabled):
         t0 = time.perf_counter()
         df = spark.sql(sql)
@@ -230,9 +232,10 @@ def main(argv=None) -> int:
     p.add_argument("mode", nargs="?", default="all", choices=["all", "worker", "report"])
     p.add_argument("--scale", type=float, default=1.0, help="TPC-H / TPC-DS scale factor")
     p.add_argument("--synthetic-scale", type=float, default=1.0, help="size of the synthetic cases (1 = issue size)")
-    p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--warmup", type=int, default=1, help="untimed executions per query, sides alternating")
-    p.add_argument("--same-plan-runs", type=int, default=1,
+    p.add_argument("--runs", type=int, default=4,
+                   help="timed runs per side where a rule fired; pairs alternate which side goes first")
+    p.add_argument("--warmup", type=int, default=2, help="untimed executions per query, sides alternating")
+    p.add_argument("--same-plan-runs", type=int, default=2,
                    help="timed runs per side for queries where no rule fired (identical plans: noise control)")
     p.add_argument("--plan-runs", type=int, default=5, help="planning-only repetitions per side")
     p.add_argument("--partitions", type=int, default=8)
