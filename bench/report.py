@@ -1,10 +1,10 @@
 """Turns ``report.json`` into ``report.md`` (headline ratios, then every query) and ``ratios.png``.
 
-Ratios are vanilla ÷ extension, so above 1 means the extension is faster. A query counts as slower
-only when its ratio falls below 1 by more than twice the noise: the larger of its own run-to-run
-noise (relative median absolute deviation of each side's runs) and the setting's noise band, the
-median absolute deviation of log ratios over the queries where no rule fired (identical plans, so
-their ratios differ from 1 by noise alone).
+Ratios are vanilla ÷ extension, so above 1 means the extension is faster. Queries where no rule
+fired run the same plan both ways: their ratios are pure run-to-run noise, and their central 95%
+(2.5th to 97.5th percentile, per broadcast setting) is the report's noise band. A query where a rule
+fired counts as slower beyond noise when its ratio is below that band and also below 1 by more than
+twice its own noise (relative median absolute deviation of either side's timed runs).
 """
 from __future__ import annotations
 
@@ -48,10 +48,11 @@ def frame(results: list[dict]) -> pd.DataFrame:
         return df
     # The noise band of each broadcast setting: identical plans differ from ratio 1 by noise only.
     same = df[(df["fired"] == "") & df["ratio"].notna()]
-    band = same.groupby("broadcast")["ratio"].apply(
-        lambda r: float(((r.map(math.log) - r.map(math.log).median()).abs()).median()) if len(r) else 0.0)
-    df["band"] = df["broadcast"].map(band).fillna(0.0)
-    df["slower"] = df["ratio"] < 1 / (1 + 2 * df[["noise", "band"]].max(axis=1)) - 1e-9
+    lo = same.groupby("broadcast")["ratio"].quantile(0.025)
+    hi = same.groupby("broadcast")["ratio"].quantile(0.975)
+    df["band_lo"] = df["broadcast"].map(lo).fillna(1.0)
+    df["band_hi"] = df["broadcast"].map(hi).fillna(1.0)
+    df["slower"] = (df["fired"] != "") & (df["ratio"] < df["band_lo"]) & (df["ratio"] < 1 / (1 + 2 * df["noise"]))
     return df
 
 
@@ -74,28 +75,31 @@ def write_report(folder: Path) -> None:
         "",
         "## Headline",
         "",
-        "| broadcast | queries | geomean run-time ratio | geomean where a rule fired | best | worst | noise band | slower beyond noise | rules fired in | optimizer time ratio (rules + ArrNF explain) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| broadcast | queries | rules fired in | geomean ratio, all | geomean ratio, where a rule fired | best | worst where a rule fired | noise band (same plan, 2.5–97.5%) | slower beyond noise | optimizer time, rules | optimizer time, rules + ArrNF explain |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for b, g in ok.groupby("broadcast", sort=False):
         best = g.loc[g["ratio"].idxmax()]
-        worst = g.loc[g["ratio"].idxmin()]
+        f = g[g["fired"] != ""]
+        worst = f.loc[f["ratio"].idxmin()] if len(f) else None
         slower = g[g["slower"]]
-        opt = (g["opt_ms_arrnf"].sum() + g["explain_ms"].sum()) / max(g["opt_ms_vanilla"].sum(), 1e-9)
+        opt_v = max(g["opt_ms_vanilla"].sum(), 1e-9)
         lines.append(
-            f"| {b} | {len(g)} | {_geomean(g['ratio']):.3f} | {_geomean(g[g['fired'] != '']['ratio']):.3f} | "
+            f"| {b} | {len(g)} | {len(f)} | {_geomean(g['ratio']):.3f} | {_geomean(f['ratio']):.3f} | "
             f"{best['kind']}:{best['query']} {best['ratio']:.2f} | "
-            f"{worst['kind']}:{worst['query']} {worst['ratio']:.2f} | ±{100 * g['band'].iloc[0]:.1f}% | "
+            f"{f'{worst.kind}:{worst.query} {worst.ratio:.2f}' if worst is not None else '-'} | "
+            f"{g['band_lo'].iloc[0]:.2f}–{g['band_hi'].iloc[0]:.2f} | "
             f"{', '.join(f'{r.kind}:{r.query} {r.ratio:.2f}' for r in slower.itertuples()) or 'none'} | "
-            f"{(g['fired'] != '').sum()} | {opt:.3f} |"
+            f"{g['opt_ms_arrnf'].sum() / opt_v:.3f}× ({g['opt_ms_arrnf'].sum():.0f} vs {opt_v:.0f} ms) | "
+            f"{(g['opt_ms_arrnf'].sum() + g['explain_ms'].sum()) / opt_v:.3f}× |"
         )
     fired = ok[ok["fired"] != ""]
     if len(fired):
-        lines += ["", "## Where a rule fired", "", fired.drop(columns=["error", "slower"]).to_markdown(index=False, floatfmt=".3f")]
+        lines += ["", "## Where a rule fired", "", fired.drop(columns=["error", "slower", "band_lo", "band_hi"]).to_markdown(index=False, floatfmt=".3f")]
     errors = df[df["error"] != ""] if "error" in df else df.iloc[0:0]
     if len(errors):
         lines += ["", "## Errors", ""] + [f"* {r.kind}:{r.query} ({r.broadcast}): {r.error}" for r in errors.itertuples()]
-    lines += ["", "## Every query", "", ok.drop(columns=["error"]).to_markdown(index=False, floatfmt=".3f"), ""]
+    lines += ["", "## Every query", "", ok.drop(columns=["error", "band_lo", "band_hi"]).to_markdown(index=False, floatfmt=".3f"), ""]
     (folder / "report.md").write_text("\n".join(lines))
     _plot(ok, folder / "ratios.png")
 
@@ -107,9 +111,17 @@ def _plot(df: pd.DataFrame, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(max(10, len(df) * 0.06), 4.5))
-    for b, g in df.groupby("broadcast", sort=False):
-        labels = [f"{k}:{q}" for k, q in zip(g["kind"], g["query"])]
-        ax.plot(range(len(g)), g["ratio"], marker="o", linestyle="", markersize=3, label=f"broadcast {b}")
+    for (b, g), color in zip(df.groupby("broadcast", sort=False), ("tab:blue", "tab:orange")):
+        x = range(len(g))
+        same = (g["fired"] == "").to_numpy()
+        ax.plot([i for i in x if same[i]], g["ratio"][same], marker=".", linestyle="", markersize=3, color=color,
+                alpha=0.5, label=f"broadcast {b}: same plan (noise)")
+        ax.plot([i for i in x if not same[i]], g["ratio"][~same], marker="o", linestyle="", markersize=6,
+                color=color, label=f"broadcast {b}: a rule fired")
+        ax.axhspan(g["band_lo"].iloc[0], g["band_hi"].iloc[0], color=color, alpha=0.08)
+        for i, (q, r) in enumerate(zip(g["query"], g["ratio"])):
+            if not same[i]:
+                ax.annotate(q, (i, r), fontsize=6, xytext=(3, 3), textcoords="offset points")
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_yscale("log")
     ax.set_ylabel("vanilla ÷ extension run time (log)")

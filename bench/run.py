@@ -5,9 +5,10 @@
 
 For each broadcast setting one Spark process is started (``worker``); in it every query is first
 planned both ways ``--plan-runs`` times (Spark's ``QueryPlanningTracker`` phases, and the ArrNF
-explain section's time), then runs with the extension's rewrites off (vanilla) and on, alternating,
-after ``--warmup`` untimed runs (which also collect each side's operator counts, so no bookkeeping
-falls between timed runs; each timed run starts after a JVM garbage collection). Queries where a rule fired get ``--runs`` timed runs per side;
+explain section's time), then runs with the extension's rewrites off (vanilla) and on after
+``--warmup`` untimed runs (which also collect each side's operator counts, so no bookkeeping falls
+between timed runs). Timed runs alternate the sides, each pair changing which goes first, and each
+starts after a JVM garbage collection. Queries where a rule fired get ``--runs`` timed runs per side;
 queries where none fired have the same plan both ways and get ``--same-plan-runs`` (default 2): their
 ratios are the noise control of the report. Per query it records run times (median, spread), counts of
 Exchange / Sort / join / aggregate operators in both final physical plans, the ArrNF arrangement
