@@ -115,7 +115,7 @@ def _plan_times(spark, sql, n):
     from pyspark_arrnf.compare import arrnf_enabled
 
     jvm = spark._jvm
-    acc = {"off": {"opt": [], "plan": []}, "on": {"opt": [], "plan": [], "explain": []}}
+    acc = {"off": {"opt": [], "plan": []}, "on": {"opt": [], "plan": [], "explain": [], "rules": []}}
     fired = []
     for r in range(n):
         for side in (("off", "on") if r % 2 == 0 else ("on", "off")):
@@ -126,6 +126,7 @@ def _plan_times(spark, sql, n):
                 acc[side]["plan"].append(sum(phases.values()))
                 if side == "on":
                     fired = [str(x) for x in jvm.arrnf.PlanFacts.firedRules(jdf)]
+                    acc[side]["rules"].append(sum(float(v) for v in dict(jvm.arrnf.PlanFacts.ruleMillis(jdf)).values()))
                     t = time.perf_counter()
                     jvm.arrnf.normal.Arrnf.explain(jdf.queryExecution().executedPlan())
                     acc[side]["explain"].append(1000 * (time.perf_counter() - t))
@@ -134,7 +135,41 @@ def _plan_times(spark, sql, n):
         out[side] = {"optimization_ms": _median(a["opt"]), "planning_ms": _median(a["plan"]), "plan_runs": n}
         if side == "on":
             out[side]["explain_ms"] = _median(a["explain"])
+            out[side]["rules_ms"] = _median(a["rules"])
     return out
+
+
+def _timed_runs(spark, sql, args, kind, plans, fired, entry) -> None:
+    """Warm-up, then timed runs of both sides alternating; fills ``entry`` (see the module doc)."""
+    # Identical plans (no rule fired) differ only by noise: they get fewer timed pairs and
+    # serve as the noise control of the report. Synthetic cases always get the full count.
+    pairs = args.runs if fired or kind == "synthetic" else args.same_plan_runs
+    sides = {"off": [], "on": []}
+    details = {}
+    for r in range(args.warmup):  # shared warm-up: JIT, file cache; same scans on both sides
+        side = ("on", "off")[r % 2]
+        res = _one_run(spark, sql, side == "on", side not in details)
+        if side not in details:
+            details[side] = {k: res[k] for k in _DETAIL_KEYS}
+    for r in range(pairs):
+        order = ("off", "on") if r % 2 == 0 else ("on", "off")
+        for side in order:
+            res = _one_run(spark, sql, side == "on", side not in details)
+            if side not in details:
+                details[side] = {k: res[k] for k in _DETAIL_KEYS}
+            sides[side].append(res)
+    for side in ("off", "on"):
+        runs = sides[side]
+        totals = [x["total_s"] for x in runs]
+        entry[side] = {
+            "median_s": _median(totals),
+            "runs_s": totals,
+            "noise": _rel_mad(totals),
+            **plans[side],
+            **details[side],
+        }
+    entry["ratio"] = entry["off"]["median_s"] / entry["on"]["median_s"]
+    entry["fired"] = details["on"]["fired"]
 
 
 def worker(args) -> int:
@@ -146,6 +181,9 @@ def worker(args) -> int:
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.driver.memory": args.driver_memory,
+        # A fixed heap: after the GC before each timed run the heap would otherwise shrink and grow
+        # again inside the next run, which adds noise that has nothing to do with either side.
+        "spark.driver.extraJavaOptions": f"-Xms{args.driver_memory}",
         "spark.sql.autoBroadcastJoinThreshold": "10485760" if args.broadcast == "on" else "-1",
     }
     spark = pyspark_arrnf.session(conf=conf)
@@ -171,42 +209,18 @@ def worker(args) -> int:
                     spark.conf.set(k, v)
             plans = _plan_times(spark, sql, args.plan_runs)
             fired = plans.pop("fired")
-            # Identical plans (no rule fired) differ only by noise: they get fewer timed pairs and
-            # serve as the noise control of the report. Synthetic cases always get the full count.
-            pairs = args.runs if fired or kind == "synthetic" else args.same_plan_runs
-            sides = {"off": [], "on": []}
-            details = {}
-            for r in range(args.warmup):  # shared warm-up: JIT, file cache; same scans on both sides
-                side = ("on", "off")[r % 2]
-                res = _one_run(spark, sql, side == "on", side not in details)
-                if side not in details:
-                    details[side] = {k: res[k] for k in _DETAIL_KEYS}
-            for r in range(pairs):
-                order = ("off", "on") if r % 2 == 0 else ("on", "off")
-                for side in order:
-                    res = _one_run(spark, sql, side == "on", side not in details)
-                    if side not in details:
-                        details[side] = {k: res[k] for k in _DETAIL_KEYS}
-                    sides[side].append(res)
-            for side in ("off", "on"):
-                runs = sides[side]
-                totals = [x["total_s"] for x in runs]
-                entry[side] = {
-                    "median_s": _median(totals),
-                    "runs_s": totals,
-                    "noise": _rel_mad(totals),
-                    **plans[side],
-                    **details[side],
-                }
-            entry["ratio"] = entry["off"]["median_s"] / entry["on"]["median_s"]
-            entry["fired"] = details["on"]["fired"]
+            if args.plan_only:
+                entry.update({"fired": fired, "off": plans["off"], "on": plans["on"]})
+            else:
+                _timed_runs(spark, sql, args, kind, plans, fired, entry)
         except Exception as e:  # noqa: BLE001 - one failing query must not end the run
             entry["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
         finally:
             for k, v in saved.items():
                 spark.conf.unset(k) if v is None else spark.conf.set(k, v)
         results.append(entry)
-        status = entry.get("error") or f"ratio {entry['ratio']:.2f}  fired {entry['fired']}"
+        status = entry.get("error") or (f"ratio {entry['ratio']:.2f}" if "ratio" in entry else "planned") + \
+            f"  fired {entry['fired']}"
         print(f"[{args.broadcast} {i + 1}/{len(items)}] {kind}:{name}  {status}", flush=True)
     Path(args.out).write_text(json.dumps(results, indent=1))
     spark.stop()
@@ -239,6 +253,7 @@ def main(argv=None) -> int:
     p.add_argument("--same-plan-runs", type=int, default=2,
                    help="timed runs per side for queries where no rule fired (identical plans: noise control)")
     p.add_argument("--plan-runs", type=int, default=5, help="planning-only repetitions per side")
+    p.add_argument("--plan-only", action="store_true", help="time planning only (no query runs): planning.json")
     p.add_argument("--partitions", type=int, default=8)
     p.add_argument("--driver-memory", default="12g")
     p.add_argument("--kinds", default="tpch,tpcds,synthetic")
@@ -269,9 +284,17 @@ def main(argv=None) -> int:
             v = getattr(args, flag)
             if v is not None:
                 cmd += [f"--{flag.replace('_', '-')}", str(v)]
+        if args.plan_only:
+            cmd.append("--plan-only")
         subprocess.run(cmd, check=True)
         parts.append(part)
     results = [e for part in parts for e in json.loads(part.read_text())]
+    if args.plan_only:
+        from report import planning_summary
+
+        (out / "planning.json").write_text(json.dumps({"machine": _machine(args), "queries": results}, indent=1))
+        print(planning_summary(results).to_markdown(index=False, floatfmt=".3f"))
+        return 0
     (out / "report.json").write_text(json.dumps({"machine": _machine(args), "queries": results}, indent=1))
     from report import write_report
 

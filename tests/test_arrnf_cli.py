@@ -20,9 +20,7 @@ group by n_name order by suppliers desc limit 5
 def query_file(spark, tpch_db, tmp_path):
     f = tmp_path / "by_nation.sql"
     f.write_text(SQL)
-    yield f
-    for t in ("customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier"):
-        spark.catalog.dropTempView(t)  # the command registers the folder's tables as temporary views
+    return f  # the views the command registers are dropped by conftest's _drop_new_temp_views
 
 
 def tables():

@@ -198,7 +198,6 @@ def test_cached_dataframe_is_an_existing_arrangement(spark):
         assert p.arrangements == 1  # only the range is arranged anew
     finally:
         cached.unpersist()
-        spark.catalog.dropTempView("cached_t")
 
 
 def test_subqueries_and_ctes_are_blocks(spark):

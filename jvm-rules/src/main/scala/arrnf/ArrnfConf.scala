@@ -13,6 +13,17 @@ object ArrnfConf {
   /** Testing only: the simple name of a rule that throws instead of running (fault containment). */
   val FailRule = "spark.arrnf.testing.failRule"
 
+  /** The least share of the union of joins' estimated cost that factorizing must save (0 to 1). */
+  val FactorizeMinSaving = "spark.arrnf.FactorizeUnionOfJoins.minSaving"
+  val FactorizeMinSavingDefault = 0.1
+
+  def factorizeMinSaving(conf: SQLConf = SQLConf.get): Double = {
+    val raw = conf.getConfString(FactorizeMinSaving, FactorizeMinSavingDefault.toString).trim
+    raw.toDoubleOption.filter(v => v >= 0 && v <= 1).getOrElse(throw new IllegalArgumentException(
+      s"$FactorizeMinSaving must be a number from 0 to 1 (a share of the estimated cost), not '$raw'; " +
+        s"unset it for the default $FactorizeMinSavingDefault"))
+  }
+
   def enabled(conf: SQLConf = SQLConf.get): Boolean =
     conf.getConfString(Enabled, "true").trim.equalsIgnoreCase("true")
 

@@ -5,11 +5,9 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.Dataset
 import org.apache.spark.sql.execution.{SparkPlan, SubqueryExec}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
-import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
-import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
-import org.apache.spark.sql.execution.joins.BaseJoinExec
-import org.apache.spark.sql.execution.SortExec
-import org.apache.spark.sql.execution.window.WindowExecBase
+import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
+
+import arrnf.normal.Measure
 
 /**
  * Facts about how Spark planned and ran a query, for benchmarks and reports: the planning phases
@@ -34,7 +32,20 @@ object PlanFacts {
     }.toSeq.sorted.asJava
   }
 
-  /** Counts of Exchange / Sort / Join / Aggregate / Window operators in the physical plan. */
+  /** Time spent in each of the extension's rules (simple names, milliseconds) while this query was
+   *  optimized, as Spark's `QueryPlanningTracker` attributes it: the rules' own share of the
+   *  optimization phase, free of the run-to-run noise of the phase as a whole. */
+  def ruleMillis(df: Dataset[_]): java.util.Map[String, java.lang.Double] = {
+    df.queryExecution.optimizedPlan
+    val names = ArrnfExtension.ruleNames.toSet
+    df.queryExecution.tracker.rules.collect {
+      case (name, summary) if names(name) =>
+        name.substring(name.lastIndexOf('.') + 1) -> java.lang.Double.valueOf(summary.totalTimeNs / 1e6)
+    }.asJava
+  }
+
+  /** Counts of Exchange (shuffle and broadcast) / Sort / Join / Aggregate / Window operators in the
+   *  physical plan, classified by `Measure.kindOf`; a reused exchange is counted apart. */
   def physicalCounts(df: Dataset[_]): java.util.Map[String, java.lang.Integer] = {
     val counts = scala.collection.mutable.LinkedHashMap(
       "exchange" -> 0, "reused_exchange" -> 0, "sort" -> 0, "join" -> 0, "aggregate" -> 0, "window" -> 0)
@@ -44,12 +55,7 @@ object PlanFacts {
         case s: QueryStageExec => visit(s.plan); return
         case _: ReusedExchangeExec => counts("reused_exchange") += 1; return
         case s: SubqueryExec => visit(s.child); return
-        case _: ShuffleExchangeLike | _: BroadcastExchangeLike => counts("exchange") += 1
-        case _: SortExec => counts("sort") += 1
-        case _: BaseJoinExec => counts("join") += 1
-        case _: BaseAggregateExec => counts("aggregate") += 1
-        case _: WindowExecBase => counts("window") += 1
-        case _ =>
+        case other => Measure.kindOf(other).foreach(k => counts(if (k == "broadcast") "exchange" else k) += 1)
       }
       p.children.foreach(visit)
       p.subqueries.foreach(visit)

@@ -22,7 +22,9 @@ class FactorizeUnionOfJoinsSuite extends ArrnfSparkSuite {
     kv.foreach { case (k, v) => spark.conf.set(k, v) }
     try body finally before.foreach { case (k, v) => v.fold(spark.conf.unset(k))(spark.conf.set(k, _)) }
   }
-  private def shuffleJoins[T](body: => T): T = withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1")(body)
+  // The shape tests are about the law, not the cost guard: any saving will do (the guard has its own tests).
+  private def shuffleJoins[T](body: => T): T =
+    withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1", ArrnfConf.FactorizeMinSaving -> "0")(body)
 
   /**
    * The optimized plans with the rewrite on and off. Results are compared in tests/test_factorize.py:
@@ -126,6 +128,24 @@ class FactorizeUnionOfJoinsSuite extends ArrnfSparkSuite {
     withConf("spark.sql.autoBroadcastJoinThreshold" -> "10MB") {
       val (on, _) = planBothWays(threeBranches)
       assert(fired(on).isEmpty && joins(on).size == 3, on.treeString)
+    }
+  }
+
+  test("does not fire when a small A saves too little (cost guard: minSaving)") {
+    // A has 300 rows, each other side 3,000: A is shuffled once anyway (exchange reuse), so only its
+    // sort and merge in two branches are saved, about 3% of the estimate.
+    val q = """select fc.c, fb1.v1 from fc join fb1 on fc.c = fb1.x
+              |union all select fc.c, fb2.v2 from fc join fb2 on fc.c = fb2.y
+              |union all select fc.c, fb3.v3 from fc join fb3 on fc.c = fb3.z""".stripMargin
+    withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") {
+      FactorizeStatus.reset()
+      val (on, _) = planBothWays(q)
+      assert(fired(on).isEmpty && joins(on).size == 3, on.treeString)
+      assert(FactorizeStatus.reasons().asScala.exists(r => r.startsWith("declined: ") && r.contains("saves too little")))
+      assert(fired(planBothWays(threeBranches)._1).size == 1, "A as large as each other side still saves enough")
+      withConf(ArrnfConf.FactorizeMinSaving -> "0") {
+        assert(fired(planBothWays(q)._1).size == 1)
+      }
     }
   }
 

@@ -14,6 +14,8 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
 object Arrnf {
   def program(plan: LogicalPlan, name: String): ArrnfProgram = Normalizer(plan, name)
   def program(df: Dataset[_], name: String): ArrnfProgram = program(optimized(df), name)
+  /** The program without SQL forms: all the text form and the explain section print. */
+  private def textProgram(plan: LogicalPlan, name: String): ArrnfProgram = Normalizer(plan, name, withSql = false)
 
   /**
    * The optimized plan of `df`. A streaming Dataset cannot be planned as a batch query (Spark
@@ -26,11 +28,11 @@ object Arrnf {
       qe.sparkSession.withActive(qe.sparkSession.sessionState.optimizer.execute(qe.analyzed.clone()))
     }
 
-  def text(df: Dataset[_], name: String): String = TextFormat(program(df, name))
+  def text(df: Dataset[_], name: String): String = TextFormat(textProgram(optimized(df), name))
   def text(df: Dataset[_]): String = text(df, "query")
   def json(df: Dataset[_], name: String): String = JsonFormat(program(df, name))
   def json(df: Dataset[_]): String = json(df, "query")
-  def textOfPlan(plan: LogicalPlan, name: String): String = TextFormat(program(plan, name))
+  def textOfPlan(plan: LogicalPlan, name: String): String = TextFormat(textProgram(plan, name))
   def jsonOfPlan(plan: LogicalPlan, name: String): String = JsonFormat(program(plan, name))
 
   /** The optimized logical plan behind a physical plan, as `df.explain()` hands it over. */
@@ -43,7 +45,7 @@ object Arrnf {
   /** The ArrNF text for explain: never throws, a one-line message instead. */
   def explain(plan: SparkPlan): String = try {
     logicalOf(plan) match {
-      case Some(lp) => TextFormat(program(lp, "query"))
+      case Some(lp) => TextFormat(textProgram(lp, "query"))
       case None => "ArrNF: no logical plan is linked to this physical plan; use pyspark_arrnf.arrnf(df)."
     }
   } catch {

@@ -65,7 +65,9 @@ object Measure {
   def metricsOf(p: SparkPlan): Map[String, Long] =
     Try(p.metrics.map { case (k, m) => k -> math.max(m.value, 0L) }).getOrElse(Map.empty)
 
-  private def kindOf(p: SparkPlan): Option[String] = p match {
+  /** The stateful operator kind of `p`, if it holds state: the one classification, which
+   *  `PlanFacts.physicalCounts` counts with too. */
+  def kindOf(p: SparkPlan): Option[String] = p match {
     case _: ShuffleExchangeLike => Some("exchange")
     case _: BroadcastExchangeLike => Some("broadcast")
     case _: SortExec => Some("sort")

@@ -32,7 +32,13 @@ private[normal] final case class ShownAs(text: String) extends LeafExpression wi
  *    already is an arrangement by those keys (a Reduce/Distinct keyed by them, or a cached DataFrame);
  *  - subquery plans, CTE definitions and the inputs of opaque nodes are blocks of their own.
  */
-final class Normalizer(rootName: String) {
+final class Normalizer(rootName: String, withSql: Boolean = true) {
+
+  /** A block's SQL form, built only when asked for (`pyspark_arrnf.sql` reads them from the JSON
+   *  form); the text form and the explain section skip them, which is most of their cost. */
+  private def sqlPart(part: => SqlPart): Option[SqlPart] = if (withSql) SqlForm.guard(part) else None
+  private def noSql(part: => SqlPart): Option[SqlPart] = if (withSql) Some(part) else None
+
   import Normalizer._
 
   private final class Builder(val name: String, val prefix: String) {
@@ -174,11 +180,11 @@ final class Normalizer(rootName: String) {
     var p = plan
     var go = true
     while (go) p match {
-      case GlobalLimit(e, c) => ops += UnaryOp("Limit", Seq(e.toString), SqlForm.guard(SqlPart("limit", text = Some(e.sql)))); p = c
+      case GlobalLimit(e, c) => ops += UnaryOp("Limit", Seq(e.toString), sqlPart(SqlPart("limit", text = Some(e.sql)))); p = c
       case LocalLimit(_, c) => p = c
-      case Offset(e, c) => ops += UnaryOp("Offset", Seq(e.toString), SqlForm.guard(SqlPart("offset", text = Some(e.sql)))); p = c
+      case Offset(e, c) => ops += UnaryOp("Offset", Seq(e.toString), sqlPart(SqlPart("offset", text = Some(e.sql)))); p = c
       case s: Sort if s.global => ops += UnaryOp("Sort", s.order.map(o => show(o, s.child.out)),
-          SqlForm.guard(SqlPart("sort", exprs = s.order.map(sqlOf(_, s.child.out))))); p = s.child
+          sqlPart(SqlPart("sort", exprs = s.order.map(sqlOf(_, s.child.out))))); p = s.child
       case Project(list, c) if isFinishing(c) && ops.isEmpty =>
         ops += UnaryOp("Project", list.map(e => show(e, c.out)), selectSql(list, c.out)); p = c
       case Project(list, c @ (_: Sort | _: GlobalLimit | _: LocalLimit | _: Offset)) =>
@@ -304,7 +310,7 @@ final class Normalizer(rootName: String) {
       val in = a.child.out
       val keys = a.groupingExpressions.map(render(_, in, ctx))
       val aggs = a.aggregateExpressions.filter(_.exists(_.isInstanceOf[AggregateExpression]))
-      val aggSql = SqlForm.guard(SqlPart("aggregate", keys = a.groupingExpressions.map(sqlOf(_, in)),
+      val aggSql = sqlPart(SqlPart("aggregate", keys = a.groupingExpressions.map(sqlOf(_, in)),
         exprs = a.aggregateExpressions.map(sqlOf(_, in)), names = a.aggregateExpressions.map(_.name)))
       if (aggs.isEmpty) Some((Head("Distinct", Seq(keys), sql = aggSql), a.child, toBody(a.child, ctx)))
       else {
@@ -317,10 +323,10 @@ final class Normalizer(rootName: String) {
       }
     case d: Deduplicate =>
       Some((Head("Distinct", Seq(d.keys.map(render(_, d.child.out, ctx))),
-        sql = Some(SqlForm.unsupported("Deduplicate (dropDuplicates) keeps an arbitrary row per key"))), d.child, toBody(d.child, ctx)))
+        sql = noSql(SqlForm.unsupported("Deduplicate (dropDuplicates) keeps an arbitrary row per key"))), d.child, toBody(d.child, ctx)))
     case d: DeduplicateWithinWatermark =>
       Some((Head("Distinct", Seq(d.keys.map(render(_, d.child.out, ctx))), mode = Some("within watermark"),
-        sql = Some(SqlForm.unsupported("dropDuplicatesWithinWatermark has no SQL form"))),
+        sql = noSql(SqlForm.unsupported("dropDuplicatesWithinWatermark has no SQL form"))),
         d.child, toBody(d.child, ctx)))
     case w: Window =>
       val in = w.child.out
@@ -328,13 +334,13 @@ final class Normalizer(rootName: String) {
         w.windowExpressions.map(e => AggTerm(render(e.transform { case we: WindowExpression => we.windowFunction },
           in, ctx), "window", distinct = false)),
         order = w.orderSpec.map(render(_, in, ctx)), mode = Some("window"),
-        sql = SqlForm.guard(SqlPart("window", exprs = w.windowExpressions.map(sqlOf(_, in)),
+        sql = sqlPart(SqlPart("window", exprs = w.windowExpressions.map(sqlOf(_, in)),
           names = w.windowExpressions.map(_.name)))), w.child, toBody(w.child, ctx)))
     case w: WindowGroupLimit =>
       val in = w.child.out
       Some((Head("TopK", Seq(w.partitionSpec.map(render(_, in, ctx))), order = w.orderSpec.map(render(_, in, ctx)),
         limit = Some(w.limit.toLong), mode = Some(w.rankLikeFunction.prettyName),
-        sql = SqlForm.guard(SqlPart("rank", keys = w.partitionSpec.map(sqlOf(_, in)), order = w.orderSpec.map(sqlOf(_, in)),
+        sql = sqlPart(SqlPart("rank", keys = w.partitionSpec.map(sqlOf(_, in)), order = w.orderSpec.map(sqlOf(_, in)),
           text = Some(s"${w.rankLikeFunction.prettyName}()")))), w.child, toBody(w.child, ctx)))
     case _: GlobalLimit | _: LocalLimit | _: Offset | _: Tail if isHead(p) =>
       limitChain(p).map { case (limit, offset, tail, child) =>
@@ -342,8 +348,8 @@ final class Normalizer(rootName: String) {
           case s: Sort => (s.order.map(render(_, s.child.out, ctx)), s.child)
           case other => (Nil, other)
         }
-        val sortSql = if (tail) Some(SqlForm.unsupported("Tail (the last rows) has no SQL form"))
-          else SqlForm.guard(SqlPart("sort_limit", order = stripTransparent(child) match {
+        val sortSql = if (tail) noSql(SqlForm.unsupported("Tail (the last rows) has no SQL form"))
+          else sqlPart(SqlPart("sort_limit", order = stripTransparent(child) match {
             case s: Sort => s.order.map(sqlOf(_, s.child.output))
             case _ => Nil
           }))
@@ -471,7 +477,7 @@ final class Normalizer(rootName: String) {
 
   private def leafBody(leaf: Leaf, out: Seq[Attribute], sql: Option[SqlPart] = None): Body =
     Body(Vector(Branch(negate = false, Nil, leaf,
-      sql.orElse(SqlForm.guard(SqlPart("get", names = out.map(_.name)))))), out)
+      sql.orElse(sqlPart(SqlPart("get", names = out.map(_.name)))))), out)
 
   // ---------------------------------------------------------------- SQL forms (pyspark_arrnf.sql)
 
@@ -480,9 +486,9 @@ final class Normalizer(rootName: String) {
     SqlForm.expr(e, in, p => cachedName(p).orElse(canon.get(("plain", p.canonicalized)).map(_.name)))
 
   private def selectSql(list: Seq[NamedExpression], in: Seq[Attribute]): Option[SqlPart] =
-    SqlForm.guard(SqlPart("select", exprs = list.map(sqlOf(_, in)), names = list.map(_.name)))
+    sqlPart(SqlPart("select", exprs = list.map(sqlOf(_, in)), names = list.map(_.name)))
 
-  private def joinSql(j: Join): Option[SqlPart] = SqlForm.guard {
+  private def joinSql(j: Join): Option[SqlPart] = sqlPart {
     val both = j.left.output ++ j.right.output
     val jt = j.joinType match {
       case e: org.apache.spark.sql.catalyst.plans.ExistenceJoin => "existence"
@@ -510,28 +516,28 @@ final class Normalizer(rootName: String) {
     case Filter(cond, child) =>
       val body = toBody(child, ctx)
       unary(body, Seq(UnaryOp("Filter", splitAnd(cond).map(render(_, body.output, ctx)),
-        SqlForm.guard(SqlPart("filter", exprs = splitAnd(cond).map(sqlOf(_, body.output)))))), p.out)
+        sqlPart(SqlPart("filter", exprs = splitAnd(cond).map(sqlOf(_, body.output)))))), p.out)
     case g: Generate =>
       val body = toBody(g.child, ctx)
       val text = (if (g.outer) "outer " else "") + render(g.generator, body.output, ctx)
-      unary(body, Seq(UnaryOp("FlatMap", Seq(text), SqlForm.guard(SqlPart("generate",
+      unary(body, Seq(UnaryOp("FlatMap", Seq(text), sqlPart(SqlPart("generate",
         exprs = Seq(sqlOf(g.generator, body.output)), names = g.generatorOutput.map(_.name),
         positions = g.requiredChildOutput.map(a => body.output.indexWhere(_.exprId == a.exprId)),
         text = if (g.outer) Some("outer") else None)))), g.out)
     case e: Expand =>
       val body = toBody(e.child, ctx)
       unary(body, Seq(UnaryOp("FlatMap", e.projections.map(ps => ps.map(render(_, body.output, ctx)).mkString("(", ", ", ")")),
-        SqlForm.guard(SqlPart("expand", exprs = e.projections.map(ps => ps.map(sqlOf(_, body.output)).mkString(", ")),
+        sqlPart(SqlPart("expand", exprs = e.projections.map(ps => ps.map(sqlOf(_, body.output)).mkString(", ")),
           names = e.out.map(_.name))))), e.out)
     case s: Sample =>
       val body = toBody(s.child, ctx)
       unary(body, Seq(UnaryOp(if (s.withReplacement) "FlatMap" else "Filter",
         Seq(s"sample(${s.lowerBound}, ${s.upperBound}, replace=${s.withReplacement})"),
-        Some(SqlForm.unsupported("a Sample (Spark's TABLESAMPLE draws other rows)")))), s.out)
+        noSql(SqlForm.unsupported("a Sample (Spark's TABLESAMPLE draws other rows)")))), s.out)
     case t: TypedFilter =>
       val body = toBody(t.child, ctx)
       unary(body, Seq(UnaryOp("Filter", Seq(s"typed ${t.func.getClass.getSimpleName}"),
-        Some(SqlForm.unsupported("a typed (Scala/Java function) filter")))), t.out)
+        noSql(SqlForm.unsupported("a typed (Scala/Java function) filter")))), t.out)
     case s: Sort =>
       ctx.block.notes += "a sort inside the query (order is not kept by bags; ignored)"
       toBody(s.child, ctx).copy(output = s.out)
@@ -561,19 +567,19 @@ final class Normalizer(rootName: String) {
           b.consumers += Consumer(ctx.block.name, "cte", s"read in ${ctx.block.name}")
           leafBody(GetLeaf(b.name, "block"), r.out)
         case None => leafBody(GetLeaf(s"cte${r.cteId}", "cte"), r.out,
-          Some(SqlForm.unsupported(s"a reference to a CTE defined elsewhere (cte${r.cteId})")))
+          noSql(SqlForm.unsupported(s"a reference to a CTE defined elsewhere (cte${r.cteId})")))
       }
     case j: Join => leafBody(joinLeaf(j, ctx), j.out, joinSql(j))
     case LocalLimit(e, child) =>
       val body = toBody(child, ctx)
-      unary(body, Seq(UnaryOp("Filter", Seq(s"local_limit($e)"), SqlForm.guard(SqlPart("local_limit", text = Some(e.sql))))), p.out)
+      unary(body, Seq(UnaryOp("Filter", Seq(s"local_limit($e)"), sqlPart(SqlPart("local_limit", text = Some(e.sql))))), p.out)
     case leaf: LeafNode =>
       val term = leafTerm(leaf, ctx)
       leafBody(term, leaf.out, term match {
-        case _: ConstantLeaf => SqlForm.guard(SqlForm.constant(leaf))
-        case g: GetLeaf if g.source == "stream" => Some(SqlForm.unsupported(s"a stream (${g.name})"))
+        case _: ConstantLeaf => sqlPart(SqlForm.constant(leaf))
+        case g: GetLeaf if g.source == "stream" => noSql(SqlForm.unsupported(s"a stream (${g.name})"))
         case _: GetLeaf => None
-        case o: OpaqueLeaf => Some(SqlForm.unsupported(s"${o.node} has no SQL form"))
+        case o: OpaqueLeaf => noSql(SqlForm.unsupported(s"${o.node} has no SQL form"))
         case _ => None
       })
     case other =>
@@ -586,7 +592,7 @@ final class Normalizer(rootName: String) {
         }
       }
       leafBody(OpaqueLeaf(other.nodeName, Try(other.simpleString(5)).getOrElse(other.nodeName).take(200), inputs),
-        other.out, Some(SqlForm.unsupported(s"${other.nodeName} has no SQL form")))
+        other.out, noSql(SqlForm.unsupported(s"${other.nodeName} has no SQL form")))
   }
 
   private def defineCte(d: CTERelationDef, ctx: Ctx): Unit = if (!ctes.contains(d.id)) {
@@ -678,9 +684,9 @@ final class Normalizer(rootName: String) {
     val identity = computed.isEmpty && list.size == in.size &&
       list.zipWithIndex.forall { case (a, i) => index.get(a.asInstanceOf[Attribute]).contains(i) }
     val map = if (computed.isEmpty) Nil else Seq(UnaryOp("Map", computed.map(render(_, in, ctx)),
-      SqlForm.guard(SqlPart("map", exprs = computed.map(sqlOf(_, in)), names = computed.map(_.name)))))
+      sqlPart(SqlPart("map", exprs = computed.map(sqlOf(_, in)), names = computed.map(_.name)))))
     var nextPos = in.size
-    val projSql = SqlForm.guard(SqlPart("project", positions = list.map {
+    val projSql = sqlPart(SqlPart("project", positions = list.map {
       case a: Attribute if index.contains(a) => index(a)
       case _ => val r = nextPos; nextPos += 1; r
     }))
@@ -735,7 +741,8 @@ object Normalizer {
     result.fold(e => throw e, identity)
   }
 
-  def apply(plan: LogicalPlan, name: String = "query"): ArrnfProgram = new Normalizer(name).normalize(plan)
+  def apply(plan: LogicalPlan, name: String = "query", withSql: Boolean = true): ArrnfProgram =
+    new Normalizer(name, withSql).normalize(plan)
 
   def ref(i: Int, name: String): String = s"#$i{$name}"
 

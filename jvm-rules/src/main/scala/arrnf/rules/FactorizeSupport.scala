@@ -40,7 +40,7 @@ private[rules] object FactorizeSafety {
  * known (CBO statistics), `sizeInBytes` otherwise.
  */
 private[rules] object FactorizeCost {
-  /** How much more an exchange + sort (shuffle join) costs per byte than streaming past a broadcast. */
+  /** A shuffle join passes each input three times (exchange, sort, merge); a broadcast join once. */
   val ShuffleFactor: BigInt = 3
 
   def bytes(plan: LogicalPlan): Option[BigInt] = Try {
@@ -55,16 +55,24 @@ private[rules] object FactorizeCost {
   def broadcastable(plan: LogicalPlan, threshold: Long): Boolean =
     threshold >= 0 && Try(plan.stats.sizeInBytes <= threshold).getOrElse(false)
 
-  private def joinCost(x: BigInt, xBroadcast: Boolean, y: BigInt, yBroadcast: Boolean): BigInt =
-    if (xBroadcast || yBroadcast) x + y else ShuffleFactor * (x + y)
-
   /**
    * The estimated work of the union of joins and of the factorized join. `bs` are the other sides
    * with whether each is broadcast; `unionBroadcast` says whether their union would be.
+   *
+   * Spark reuses an exchange that several branches compute alike (`spark.sql.exchange.reuse`), so
+   * A is shuffled once either way: what factorizing saves is A's sort and merge pass in every branch
+   * after the first. That is little when A is small beside the other sides, which is why the rule
+   * also asks for a least share saved (`spark.arrnf.FactorizeUnionOfJoins.minSaving`).
    */
-  def costs(a: BigInt, aBroadcast: Boolean, bs: Seq[(BigInt, Boolean)], unionBroadcast: Boolean): (BigInt, BigInt) = {
-    val vanilla = bs.map { case (b, bb) => joinCost(a, aBroadcast, b, bb) }.sum
-    val factored = joinCost(a, aBroadcast, bs.map(_._1).sum, unionBroadcast)
+  def costs(a: BigInt, aBroadcast: Boolean, bs: Seq[(BigInt, Boolean)], unionBroadcast: Boolean,
+            exchangeReuse: Boolean): (BigInt, BigInt) = {
+    val vanilla = bs.zipWithIndex.map { case ((b, bBroadcast), i) =>
+      if (aBroadcast || bBroadcast) a + b
+      else if (i > 0 && exchangeReuse) (ShuffleFactor - 1) * a + ShuffleFactor * b
+      else ShuffleFactor * (a + b)
+    }.sum
+    val union = bs.map(_._1).sum
+    val factored = if (aBroadcast || unionBroadcast) a + union else ShuffleFactor * (a + union)
     (vanilla, factored)
   }
 
