@@ -56,7 +56,8 @@ private[rules] object FactorizeCost {
     threshold >= 0 && Try(plan.stats.sizeInBytes <= threshold).getOrElse(false)
 
   /**
-   * The estimated work of the union of joins and of the factorized join. `bs` are the other sides
+   * The estimated work of the union of joins and of the factorized join, for an A too large to be
+   * broadcast (the rule declines a broadcast A before asking). `bs` are the other sides
    * with whether each is broadcast; `unionBroadcast` says whether their union would be.
    *
    * Spark reuses an exchange that several branches compute alike (`spark.sql.exchange.reuse`), so
@@ -64,15 +65,15 @@ private[rules] object FactorizeCost {
    * after the first. That is little when A is small beside the other sides, which is why the rule
    * also asks for a least share saved (`spark.arrnf.FactorizeUnionOfJoins.minSaving`).
    */
-  def costs(a: BigInt, aBroadcast: Boolean, bs: Seq[(BigInt, Boolean)], unionBroadcast: Boolean,
+  def costs(a: BigInt, bs: Seq[(BigInt, Boolean)], unionBroadcast: Boolean,
             exchangeReuse: Boolean): (BigInt, BigInt) = {
     val vanilla = bs.zipWithIndex.map { case ((b, bBroadcast), i) =>
-      if (aBroadcast || bBroadcast) a + b
+      if (bBroadcast) a + b
       else if (i > 0 && exchangeReuse) (ShuffleFactor - 1) * a + ShuffleFactor * b
       else ShuffleFactor * (a + b)
     }.sum
     val union = bs.map(_._1).sum
-    val factored = if (aBroadcast || unionBroadcast) a + union else ShuffleFactor * (a + union)
+    val factored = if (unionBroadcast) a + union else ShuffleFactor * (a + union)
     (vanilla, factored)
   }
 

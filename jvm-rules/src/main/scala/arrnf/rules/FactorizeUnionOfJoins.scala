@@ -264,7 +264,7 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
     }
     val union = Union(branches)
     val bs = ms.zip(sizes).map { case ((_, s, _), b) => (b.get, FactorizeCost.broadcastable(s.rest, threshold)) }
-    val (vanilla, factored) = FactorizeCost.costs(aBytes, aBroadcast = false, bs,
+    val (vanilla, factored) = FactorizeCost.costs(aBytes, bs,
       FactorizeCost.broadcastable(union, threshold), conf.exchangeReuseEnabled)
     val saved = vanilla - factored
     val minSaving = ArrnfConf.factorizeMinSaving(conf)
