@@ -23,7 +23,8 @@ def _geomean(xs) -> float:
 def planning_summary(results: list[dict]) -> pd.DataFrame:
     """Planning overhead per broadcast setting, over every query planned both ways: the optimizer
     phase (sum of per-query medians) with the rewrites off and on; the extension's rules' own time as
-    Spark's tracker attributes it; and the ArrNF explain section, which is only built on explain.
+    Spark's tracker attributes it; and the ArrNF explain section, built when a plan is explained
+    (for every executed query only with ``spark.arrnf.explain.sqlUi=true``).
 
     >>> e = {"broadcast": "on", "off": {"optimization_ms": 100}, "on": {"optimization_ms": 104, "rules_ms": 2.0, "explain_ms": 10.0}}
     >>> planning_summary([e])[["measured ratio", "rules ratio", "rules + explain ratio"]].round(2).values.tolist()
@@ -120,7 +121,8 @@ def write_report(folder: Path) -> None:
     lines += ["", "## Planning overhead", "",
               "Sums over all queries of per-query medians. \"measured\": the optimizer phase timed with the rewrites "
               "off and on; \"rules\": vanilla plus the extension's rules' own time (Spark's tracker); \"explain\": the "
-              "ArrNF explain section, built only when a plan is explained.", "",
+              "ArrNF explain section, timed inside the JVM: built when a plan is explained (`df.explain()`, `EXPLAIN`), and "
+              "for every executed query only with `spark.arrnf.explain.sqlUi=true` (then once per query).", "",
               planning_summary(data["queries"]).to_markdown(index=False, floatfmt=".3f")]
     fired = ok[ok["fired"] != ""]
     if len(fired):

@@ -245,6 +245,40 @@ def test_explain_shows_the_arrnf_program(spark, capsys):
     assert "Reduce keys=[" in out and "-- ArrNF query:" in out
 
 
+def _recorded_description(spark) -> str:
+    """The plan description Spark recorded for the last executed query (SQL tab, event log)."""
+    executions = spark._jsparkSession.sharedState().statusStore().executionsList()
+    return str(executions.apply(executions.size() - 1).physicalPlanDescription())
+
+
+def test_recorded_plan_descriptions_skip_the_section_unless_asked(spark, conf, capsys):
+    sql = "select id % 3 k, count(*) from range(10) group by 1"
+    spark.sql(sql).collect()
+    recorded = _recorded_description(spark)
+    # Spark asks every explain provider at each execution; by default the section is not built.
+    assert "== Extended Information (ArrNF) ==" in recorded and "spark.arrnf.explain.sqlUi=true" in recorded
+    assert "Reduce keys=[" not in recorded
+    # explain() and the EXPLAIN command still show it in full
+    spark.sql(sql).explain(mode="extended")
+    assert "Reduce keys=[" in capsys.readouterr().out
+    assert "Reduce keys=[" in spark.sql("EXPLAIN EXTENDED " + sql).collect()[0][0]
+    conf({"spark.arrnf.explain.sqlUi": "true"})
+    spark.sql(sql).collect()
+    assert "Reduce keys=[" in _recorded_description(spark)
+
+
+def test_the_section_is_built_once_per_optimized_plan(spark):
+    df = spark.sql("select id % 3 k, count(*) from range(10) group by 1")
+    jvm, plan = spark._jvm, df._jdf.queryExecution().executedPlan()
+    provider = jvm.arrnf.ArrnfExplainProvider()
+    first = provider.generateExtendedInfo(plan)
+    assert "Reduce keys=[" in first
+    # Kept on the optimized plan: adaptive re-plans ask again for the same query.
+    optimized = df._jdf.queryExecution().optimizedPlan()
+    assert optimized.getTagValue(jvm.arrnf.ArrnfExplainProvider.SectionTag()).isDefined()
+    assert provider.generateExtendedInfo(plan) == first
+
+
 def test_views(spark, four_tables):
     import shutil
 

@@ -24,6 +24,13 @@ object ArrnfConf {
         s"unset it for the default $FactorizeMinSavingDefault"))
   }
 
+  /** Also build the ArrNF section for the plan description Spark records for every executed query
+   *  (SQL tab of the UI, event log); default false. `df.explain()` always shows it. */
+  val ExplainSqlUi = "spark.arrnf.explain.sqlUi"
+
+  def explainInSqlUi(conf: SQLConf = SQLConf.get): Boolean =
+    conf.getConfString(ExplainSqlUi, "false").trim.equalsIgnoreCase("true")
+
   def enabled(conf: SQLConf = SQLConf.get): Boolean =
     conf.getConfString(Enabled, "true").trim.equalsIgnoreCase("true")
 

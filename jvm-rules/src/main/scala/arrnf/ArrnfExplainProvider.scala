@@ -3,12 +3,23 @@ package arrnf
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.ExtendedExplainGenerator
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.execution.SparkPlan
 
 /**
  * The ArrNF section of `df.explain("extended")`, registered through
  * `spark.sql.extendedExplainProviders=arrnf.ArrnfExplainProvider`: the version line, then the
  * query's ArrNF program (its optimized logical plan, normalized; see [[arrnf.normal.Normalizer]]).
+ *
+ * Spark also asks every explain provider for the plan description it records for each executed
+ * query (the SQL tab of the UI, the event log), at the start and again after each adaptive
+ * re-plan. Two things keep that cheap:
+ *  - the section is built once per optimized plan (adaptive re-plans keep the logical plan it
+ *    reads) and kept on that plan;
+ *  - for those recorded descriptions it is built only when `spark.arrnf.explain.sqlUi=true`; by
+ *    default they carry a one-line pointer instead, so queries nobody explains pay nothing.
+ *    `df.explain()` and SQL `EXPLAIN` always show the section.
  */
 class ArrnfExplainProvider extends ExtendedExplainGenerator {
   override def title: String = "ArrNF"
@@ -17,11 +28,51 @@ class ArrnfExplainProvider extends ExtendedExplainGenerator {
     val enabled = ArrnfConf.enabled(plan.conf)
     val version = s"pyspark-arrnf ${BuildInfo.version} (built for Spark ${BuildInfo.sparkVersion}); rewrites " +
       (if (enabled) "on" else s"off (${ArrnfConf.Enabled}=false)")
-    // Why the factorization fired, where its tag survived Spark's later rules (best effort).
-    val fired = scala.util.Try(arrnf.normal.Arrnf.logicalOf(plan).toSeq
-      .flatMap(lp => arrnf.rules.FactorizeUnionOfJoins.firedIn(lp).asScala)).getOrElse(Nil)
-      .map(reason => s"FactorizeUnionOfJoins fired: $reason\n").mkString
-    // Never throws: a plan the normalizer cannot handle gives a one-line message instead.
-    version + "\n" + fired + arrnf.normal.Arrnf.explain(plan)
+    if (!ArrnfConf.explainInSqlUi(plan.conf) && ArrnfExplainProvider.forRecordedDescription) {
+      return version + "\n" + s"ArrNF: not built for the recorded plan description " +
+        s"(${ArrnfConf.ExplainSqlUi}=true builds it); df.explain() shows it."
+    }
+    version + "\n" + ArrnfExplainProvider.section(plan)
   }
+}
+
+object ArrnfExplainProvider {
+  final case class Built(of: LogicalPlan, text: String)
+  /** Where the built section is kept: on the optimized logical plan it was built from. */
+  val SectionTag: TreeNodeTag[Built] = TreeNodeTag[Built]("arrnf.explainSection")
+
+  /** Why the factorization fired and the ArrNF program, built once per optimized logical plan. */
+  private[arrnf] def section(plan: SparkPlan): String = {
+    val logical = scala.util.Try(arrnf.normal.Arrnf.logicalOf(plan)).toOption.flatten
+    logical.flatMap(lp => lp.getTagValue(SectionTag).filter(_.of eq lp)) match {
+      case Some(built) => built.text
+      case None =>
+        // Why the factorization fired, where its tag survived Spark's later rules (best effort).
+        val fired = logical.toSeq.flatMap(lp => scala.util.Try(
+          arrnf.rules.FactorizeUnionOfJoins.firedIn(lp).asScala.toSeq).getOrElse(Nil))
+          .map(reason => s"FactorizeUnionOfJoins fired: $reason\n").mkString
+        // Never throws: a plan the normalizer cannot handle gives a one-line message instead.
+        val text = fired + arrnf.normal.Arrnf.explain(plan)
+        // A tag is copied along when a plan is transformed: `of` tells the plan it was built for.
+        logical.foreach(lp => lp.setTagValue(SectionTag, Built(lp, text)))
+        text
+    }
+  }
+
+  private val DescriptionCallers = Seq(
+    "org.apache.spark.sql.execution.SQLExecution",
+    "org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec")
+
+  /** Whether Spark is asking for the plan description it records for an executed query: the first
+   *  caller outside QueryExecution's explain methods is SQLExecution or an adaptive re-plan.
+   *  (`df.explain()` and the EXPLAIN command call from elsewhere.) */
+  private[arrnf] def forRecordedDescription: Boolean =
+    StackWalker.getInstance().walk { frames =>
+      frames.iterator().asScala
+        .map(_.getClassName)
+        .find(c => !c.startsWith("arrnf.") && !c.startsWith("scala.") && !c.startsWith("java.") &&
+          !c.startsWith("org.apache.spark.sql.execution.QueryExecution") &&
+          !c.startsWith("org.apache.spark.sql.catalyst.util.") && !c.startsWith("org.apache.spark.util."))
+        .exists(c => DescriptionCallers.exists(c.startsWith))
+    }
 }

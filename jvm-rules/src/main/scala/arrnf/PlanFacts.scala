@@ -44,6 +44,17 @@ object PlanFacts {
     }.asJava
   }
 
+  /** Milliseconds the ArrNF section of `df.explain("extended")` takes to build, timed inside the
+   *  JVM: timed from Python, the py4j transfer of a long section (over about 16 KB) adds a ~40 ms
+   *  socket delay that is no part of the section's cost. */
+  def explainMillis(df: Dataset[_]): Double = {
+    val plan = df.queryExecution.executedPlan
+    val provider = new ArrnfExplainProvider()
+    val start = System.nanoTime()
+    provider.generateExtendedInfo(plan)
+    (System.nanoTime() - start) / 1e6
+  }
+
   /** Counts of Exchange (shuffle and broadcast) / Sort / Join / Aggregate / Window operators in the
    *  physical plan, classified by `Measure.kindOf`; a reused exchange is counted apart. */
   def physicalCounts(df: Dataset[_]): java.util.Map[String, java.lang.Integer] = {

@@ -8,6 +8,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate._
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{Cross, FullOuter, Inner, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical._
+import org.apache.spark.sql.catalyst.trees.TreePattern.PLAN_EXPRESSION
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, DataSourceV2ScanRelation}
@@ -85,7 +86,40 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
       }
     }
   }
-  private val canon = mutable.HashMap[(String, LogicalPlan), Builder]()
+  // Column positions of an input, built once per input (rendering asks for them per expression).
+  private val indexes = new java.util.IdentityHashMap[Seq[Attribute], AttributeMap[Int]]()
+  private def indexOf(in: Seq[Attribute]): AttributeMap[Int] = {
+    val known = indexes.get(in)
+    if (known != null) known
+    else { val m = AttributeMap(in.zipWithIndex); indexes.put(in, m); m }
+  }
+  private def showIn(e: Expression, in: Seq[Attribute], withNames: Boolean = true): String =
+    showIndexed(e, indexOf(in), withNames)
+
+  // Blocks by canonical form of the subtree they hold, so that a shared subtree is one block.
+  // Canonicalizing costs more than the rest of normalizing, so subtrees are first bucketed by a
+  // cheap shape (operator, size, output types; canonicalization keeps all three) and canonicalized
+  // only when a bucket already holds another subtree.
+  private final case class Shape(kind: String, op: Class[_], nodes: Int, types: Seq[DataType])
+  private val canon = mutable.HashMap[Shape, mutable.ArrayBuffer[(LogicalPlan, Builder)]]()
+  private val sizes = new java.util.IdentityHashMap[LogicalPlan, Integer]()
+  private def nodeCount(p: LogicalPlan): Int = {
+    val known = sizes.get(p)
+    if (known != null) known
+    else { val n = 1 + p.children.map(nodeCount).sum; sizes.put(p, n); n }
+  }
+  private def shapeOf(kind: String, p: LogicalPlan) = Shape(kind, p.getClass, nodeCount(p), p.out.map(_.dataType))
+  private def canonFind(kind: String, p: LogicalPlan): Option[Builder] =
+    canon.get(shapeOf(kind, p)).flatMap { seen =>
+      val c = p.canonicalized
+      seen.collectFirst { case (q, b) if q.canonicalized == c => b }
+    }
+  private def canonGetOrElseUpdate(kind: String, p: LogicalPlan, make: => Builder): Builder =
+    canonFind(kind, p).getOrElse {
+      val b = make
+      canon.getOrElseUpdate(shapeOf(kind, p), mutable.ArrayBuffer()) += ((p, b))
+      b
+    }
   private val counters = mutable.HashMap[String, Int]()
   private val ctes = mutable.HashMap[Long, Builder]()
   private var opaque = 0
@@ -94,13 +128,22 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
   // (an index for measured reports, Measure.scala: physical operator → logicalLink → block)
 
   private val nodeBlock = mutable.HashMap[LogicalPlan, Builder]()
-  private val canonBlock = mutable.HashMap[LogicalPlan, Builder]()
+  private val noted = mutable.ArrayBuffer[(LogicalPlan, Builder, Boolean)]()
+  // By canonical form, built on the first lookup that needs it: canonicalizing every node costs
+  // more than the rest of normalizing, and the text form and the explain section never look.
+  private lazy val canonBlock = {
+    val m = mutable.HashMap[LogicalPlan, Builder]()
+    noted.foreach { case (p, b, force) =>
+      Try(p.canonicalized).foreach(c => if (force || !m.contains(c)) m(c) = b)
+    }
+    m
+  }
   private val joinArranged = mutable.HashMap[Join, (GetLeaf, GetLeaf)]()
   private var renamed: Map[String, String] = Map.empty
 
   private def note(p: LogicalPlan, b: Builder, force: Boolean): Unit = {
     if (force || !nodeBlock.contains(p)) nodeBlock(p) = b
-    Try(p.canonicalized).foreach(c => if (force || !canonBlock.contains(c)) canonBlock(c) = b)
+    noted += ((p, b, force))
   }
 
   private def nameOf(b: Builder): String = renamed.getOrElse(b.name, b.name)
@@ -147,9 +190,13 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
 
   private var streaming = false
 
-  /** Normalizes on a thread with a deep stack: the walk recurses once per plan level, and py4j's
-   *  threads (and the explain provider's) have small stacks; 300-deep plans need more. */
-  def normalize(plan: LogicalPlan): ArrnfProgram = Normalizer.onDeepStack(normalizeHere(plan))
+  /** Normalizes on the calling thread when the plan is shallow, else on a thread with a deep stack:
+   *  the walk recurses once per plan level, and py4j's threads (and the explain provider's) have
+   *  small stacks; 300-deep plans need more. Starting a thread costs more than normalizing a
+   *  typical plan, so only deep plans pay for it. */
+  def normalize(plan: LogicalPlan): ArrnfProgram =
+    if (Normalizer.depthAtMost(plan, Normalizer.ShallowDepth)) normalizeHere(plan)
+    else Normalizer.onDeepStack(normalizeHere(plan))
 
   private def normalizeHere(plan: LogicalPlan): ArrnfProgram = {
     streaming = plan.isStreaming
@@ -183,12 +230,12 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
       case GlobalLimit(e, c) => ops += UnaryOp("Limit", Seq(e.toString), sqlPart(SqlPart("limit", text = Some(e.sql)))); p = c
       case LocalLimit(_, c) => p = c
       case Offset(e, c) => ops += UnaryOp("Offset", Seq(e.toString), sqlPart(SqlPart("offset", text = Some(e.sql)))); p = c
-      case s: Sort if s.global => ops += UnaryOp("Sort", s.order.map(o => show(o, s.child.out)),
+      case s: Sort if s.global => ops += UnaryOp("Sort", s.order.map(o => showIn(o, s.child.out)),
           sqlPart(SqlPart("sort", exprs = s.order.map(sqlOf(_, s.child.out))))); p = s.child
       case Project(list, c) if isFinishing(c) && ops.isEmpty =>
-        ops += UnaryOp("Project", list.map(e => show(e, c.out)), selectSql(list, c.out)); p = c
+        ops += UnaryOp("Project", list.map(e => showIn(e, c.out)), selectSql(list, c.out)); p = c
       case Project(list, c @ (_: Sort | _: GlobalLimit | _: LocalLimit | _: Offset)) =>
-        ops += UnaryOp("Project", list.map(e => show(e, c.out)), selectSql(list, c.out)); p = c
+        ops += UnaryOp("Project", list.map(e => showIn(e, c.out)), selectSql(list, c.out)); p = c
       case w: WithCTE if isFinishing(w.plan) || w.plan.isInstanceOf[Project] =>
         // finishing operators above the CTE definitions' consumer: peel them, keep the definitions
         val (inner, core) = peelFinishing(w.plan)
@@ -227,8 +274,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
   /** A block for `p` (with its own head if it has one), shared by canonical form. */
   private def plainBlock(p: LogicalPlan, ctx: Ctx, role: String, detail: String): GetLeaf = {
     cachedName(p).foreach(n => return GetLeaf(n, "cache"))
-    val key = ("plain", p.canonicalized)
-    val b = canon.getOrElseUpdate(key, {
+    val b = canonGetOrElseUpdate("plain", p, {
       val nb = new Builder(tmpName(ctx.block.prefix), ctx.block.prefix)
       fill(nb, p)
       done += nb
@@ -251,8 +297,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
         return plainBlock(q, ctx, "join", detail + " (reuses the Reduce's output arrangement)")
       case _ =>
     }
-    val key = ("arrange", p.canonicalized)
-    val b = canon.getOrElseUpdate(key, {
+    val b = canonGetOrElseUpdate("arrange", p, {
       val nb = new Builder(tmpName(ctx.block.prefix), ctx.block.prefix)
       nb.plan = p; nb.input = p
       val body = toBody(p, Ctx(nb))
@@ -261,7 +306,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
       nb
     })
     val shown = keys.map(k => render(k, p.out, ctx))
-    val canonKey = keys.map(k => show(k, p.out, withNames = false)).mkString(",")
+    val canonKey = keys.map(k => showIn(k, p.out, withNames = false)).mkString(",")
     if (!b.keySets.exists(_._1 == canonKey)) b.keySets += ((canonKey, shown, keys))
     b.head = Some(Head("ArrangeBy", b.keySets.map(_._2).toSeq))
     b.sharing += 1
@@ -483,7 +528,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
 
   /** The SQL of `e` over `in` (placeholders `#n`); subqueries are the blocks `render` made. */
   private def sqlOf(e: Expression, in: Seq[Attribute]): String =
-    SqlForm.expr(e, in, p => cachedName(p).orElse(canon.get(("plain", p.canonicalized)).map(_.name)))
+    SqlForm.expr(e, in, p => cachedName(p).orElse(canonFind("plain", p).map(_.name)))
 
   private def selectSql(list: Seq[NamedExpression], in: Seq[Attribute]): Option[SqlPart] =
     sqlPart(SqlPart("select", exprs = list.map(sqlOf(_, in)), names = list.map(_.name)))
@@ -670,7 +715,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
   }
 
   private def projectOps(list: Seq[NamedExpression], in: Seq[Attribute], ctx: Ctx): Seq[UnaryOp] = {
-    val index = AttributeMap(in.zipWithIndex)
+    val index = indexOf(in)
     val computed = list.filter {
       case a: Attribute => !index.contains(a)
       case _ => true
@@ -697,7 +742,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
 
   /** Renders `e` with column references as positions into `in`, subqueries as blocks. */
   private def render(e: Expression, in: Seq[Attribute], ctx: Ctx): String = {
-    val withSubqueries = e.transformUp {
+    val withSubqueries = if (!e.containsPattern(PLAN_EXPRESSION)) e else e.transformUp {
       case s: SubqueryExpression =>
         val kind = s match {
           case _: ScalarSubquery => "scalar"
@@ -708,7 +753,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
         val g = plainBlock(s.plan, ctx, "subquery", s"$kind subquery in ${ctx.block.name}")
         ShownAs(s"$kind(${g.name})")
     }
-    Normalizer.show(withSubqueries, in)
+    showIn(withSubqueries, in)
   }
 
   private def freeze(b: Builder, rename: Map[String, String]): Block = {
@@ -730,6 +775,23 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
 object Normalizer {
   private val DeepStackBytes = 512L << 20
 
+  /** Plan levels (subquery plans included) the calling thread's stack is trusted with. */
+  private[normal] val ShallowDepth = 64
+
+  /** Whether `plan` is at most `limit` levels deep, counting the plans of subquery expressions
+   *  as levels below their node. Iterative, and stops as soon as the limit is passed. */
+  private[normal] def depthAtMost(plan: LogicalPlan, limit: Int): Boolean = {
+    val stack = mutable.Stack[(LogicalPlan, Int)]()
+    stack.push((plan, 1))
+    while (stack.nonEmpty) {
+      val (p, d) = stack.pop()
+      if (d > limit) return false
+      p.children.foreach(c => stack.push((c, d + 1)))
+      if (p.containsPattern(PLAN_EXPRESSION)) p.subqueries.foreach(q => stack.push((q, d + 1)))
+    }
+    true
+  }
+
   /** Runs `body` on a fresh thread with a 512 MB stack (reserved, not committed) and returns its
    *  result or rethrows its failure. The active session (an inheritable thread-local) carries over. */
   def onDeepStack[T](body: => T): T = {
@@ -746,9 +808,10 @@ object Normalizer {
 
   def ref(i: Int, name: String): String = s"#$i{$name}"
 
+  private val Pos = """#(\d+)\{.*""".r
+
   /** `#2{a}, #3{b}, #4{c}, #5{d}` → `#2{a}..=#5{d}` for runs of four or more. */
   def compress(refs: Seq[String]): Seq[String] = {
-    val Pos = """#(\d+)\{.*""".r
     val nums = refs.map { case Pos(n) => n.toInt; case _ => -1 }
     val out = mutable.ArrayBuffer[String]()
     var i = 0
@@ -767,8 +830,11 @@ object Normalizer {
   }
 
   /** Renders `e` with attribute references as `#position{name}` into `in`. */
-  def show(e: Expression, in: Seq[Attribute], withNames: Boolean = true): String = {
-    val index = AttributeMap(in.zipWithIndex)
+  def show(e: Expression, in: Seq[Attribute], withNames: Boolean = true): String =
+    showIndexed(e, AttributeMap(in.zipWithIndex), withNames)
+
+  /** [[show]] with the column positions already built. */
+  def showIndexed(e: Expression, index: AttributeMap[Int], withNames: Boolean = true): String = {
     val shown = e.transformUp {
       case a: AttributeReference =>
         index.get(a) match {

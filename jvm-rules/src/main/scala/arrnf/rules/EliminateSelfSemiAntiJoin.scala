@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, EqualNu
 import org.apache.spark.sql.catalyst.plans.{LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.catalyst.trees.TreePattern.JOIN
+import org.apache.spark.sql.catalyst.trees.TreePattern.LEFT_SEMI_OR_ANTI_JOIN
 
 /**
  * Negation cancels for sets: `X ▷ X = ∅` and `X ⋉ X = X` — so `Q EXCEPT Q` is empty and
@@ -32,7 +32,7 @@ import org.apache.spark.sql.catalyst.trees.TreePattern.JOIN
  */
 object EliminateSelfSemiAntiJoin extends Rule[LogicalPlan] {
 
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUpWithPruning(_.containsPattern(JOIN)) {
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUpWithPruning(_.containsPattern(LEFT_SEMI_OR_ANTI_JOIN)) {
     case j @ Join(left, right, LeftAnti, cond, _) if twins(left, right, cond) =>
       LocalRelation(j.output, Nil, isStreaming = false)
     case Join(left, right, LeftSemi, cond, _) if twins(left, right, cond) =>
@@ -51,6 +51,13 @@ object EliminateSelfSemiAntiJoin extends Rule[LogicalPlan] {
     (base, pos)
   }
 
+  /** What canonicalization keeps (operator, output types, number of nodes): a cheap test that
+   *  spares `sameResult` — which canonicalizes both sides — for the many joins that differ. */
+  private def sameShape(l: LogicalPlan, r: LogicalPlan): Boolean = {
+    def size(p: LogicalPlan): Int = { var n = 0; p.foreach(_ => n += 1); n }
+    l.getClass == r.getClass && l.output.map(_.dataType) == r.output.map(_.dataType) && size(l) == size(r)
+  }
+
   private def isRename(e: NamedExpression): Boolean = e match {
     case _: Attribute => true
     case Alias(_: Attribute, _) => true
@@ -67,7 +74,7 @@ object EliminateSelfSemiAntiJoin extends Rule[LogicalPlan] {
     if (left.isStreaming || right.isStreaming) return false
     val (lBase, lPos) = positions(left)
     val (rBase, rPos) = positions(right)
-    if (!lBase.deterministic || !rBase.deterministic || !lBase.sameResult(rBase)) return false
+    if (!lBase.deterministic || !rBase.deterministic || !sameShape(lBase, rBase) || !lBase.sameResult(rBase)) return false
     def sameColumn(a: Attribute, b: Attribute): Boolean = {
       val (l, r) = if (lPos.contains(a.exprId.id)) (a, b) else (b, a)
       (lPos.get(l.exprId.id), rPos.get(r.exprId.id)) match {

@@ -34,7 +34,11 @@ import org.apache.spark.sql.types._
 object FoldAggregateValueTerms extends Rule[LogicalPlan] {
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUpWithPruning(_.containsPattern(AGGREGATE)) {
-    case a: Aggregate if a.groupingExpressions.nonEmpty && !a.isStreaming =>
+    // The cheap test first: most aggregates hold no min/max/first/... at all.
+    case a: Aggregate if a.groupingExpressions.nonEmpty && !a.isStreaming && a.aggregateExpressions.exists(_.exists {
+          case AggregateExpression(f, _, _, None, _) => selecting(f).isDefined
+          case _ => false
+        }) =>
       val keys = a.groupingExpressions.filter(k => k.deterministic && identityGrouping(k.dataType))
       // Spark pulls complex grouping expressions into the child (`PullOutGroupingExpressions`):
       // `max(id % 3)` over `Project [id % 3 AS _groupingexpression]` is `max` of that key too.

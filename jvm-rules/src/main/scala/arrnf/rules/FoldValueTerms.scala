@@ -31,18 +31,23 @@ import org.apache.spark.sql.types._
  */
 object FoldValueTerms extends Rule[LogicalPlan] {
 
-  // UnaryMinus carries no tree-pattern bit in Spark 4.3, so there is nothing to prune on.
+  // UnaryMinus carries no tree-pattern bit in Spark 4.3, so there is nothing to prune on. The
+  // rule runs in every iteration of the fixed-point batch and almost never applies: a read-only
+  // search first, the rewriting walk (which copies nodes) only where a term is found.
   override def apply(plan: LogicalPlan): LogicalPlan =
-    plan.transformAllExpressions {
-      case UnaryMinus(UnaryMinus(x, innerFails), outerFails) if involutive(x.dataType, innerFails, outerFails) =>
-        x
-      case s @ Subtract(x: Attribute, y: Attribute, _) if exactZeroType(s.dataType) && x.semanticEquals(y) =>
-        zeroUnlessNull(x, s.dataType)
-      case m @ Multiply(x: Attribute, Literal(z, _), _) if exactZeroType(m.dataType) && isZero(z) =>
-        zeroUnlessNull(x, m.dataType)
-      case m @ Multiply(Literal(z, _), x: Attribute, _) if exactZeroType(m.dataType) && isZero(z) =>
-        zeroUnlessNull(x, m.dataType)
-    }
+    if (!plan.exists(_.expressions.exists(_.exists(fold.isDefinedAt)))) plan
+    else plan.transformAllExpressions(fold)
+
+  private val fold: PartialFunction[Expression, Expression] = {
+    case UnaryMinus(UnaryMinus(x, innerFails), outerFails) if involutive(x.dataType, innerFails, outerFails) =>
+      x
+    case s @ Subtract(x: Attribute, y: Attribute, _) if exactZeroType(s.dataType) && x.semanticEquals(y) =>
+      zeroUnlessNull(x, s.dataType)
+    case m @ Multiply(x: Attribute, Literal(z, _), _) if exactZeroType(m.dataType) && isZero(z) =>
+      zeroUnlessNull(x, m.dataType)
+    case m @ Multiply(Literal(z, _), x: Attribute, _) if exactZeroType(m.dataType) && isZero(z) =>
+      zeroUnlessNull(x, m.dataType)
+  }
 
   private def involutive(t: DataType, innerFails: Boolean, outerFails: Boolean): Boolean = t match {
     case FloatType | DoubleType | _: DecimalType => true
