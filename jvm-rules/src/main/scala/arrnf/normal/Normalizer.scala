@@ -98,17 +98,26 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
 
   // Blocks by canonical form of the subtree they hold, so that a shared subtree is one block.
   // Canonicalizing costs more than the rest of normalizing, so subtrees are first bucketed by a
-  // cheap shape (operator, size, output types; canonicalization keeps all three) and canonicalized
-  // only when a bucket already holds another subtree.
-  private final case class Shape(kind: String, op: Class[_], nodes: Int, types: Seq[DataType])
+  // cheap shape that canonicalization keeps (operators in order, literals, output types) and
+  // canonicalized only when a bucket already holds another subtree.
+  private final case class Shape(kind: String, fingerprint: Int, types: Seq[DataType])
   private val canon = mutable.HashMap[Shape, mutable.ArrayBuffer[(LogicalPlan, Builder)]]()
-  private val sizes = new java.util.IdentityHashMap[LogicalPlan, Integer]()
-  private def nodeCount(p: LogicalPlan): Int = {
-    val known = sizes.get(p)
+  private val fingerprints = new java.util.IdentityHashMap[LogicalPlan, Integer]()
+  /** Operator classes in tree order and the literals of each node (as a multiset: canonical forms
+   *  may reorder commutative terms); equal canonical forms have equal fingerprints. */
+  private def fingerprint(p: LogicalPlan): Int = {
+    val known = fingerprints.get(p)
     if (known != null) known
-    else { val n = 1 + p.children.map(nodeCount).sum; sizes.put(p, n); n }
+    else {
+      var literals = 0
+      p.expressions.foreach(_.foreach { case l: Literal => literals += l.hashCode; case _ => })
+      val f = scala.util.hashing.MurmurHash3.orderedHash(
+        p.getClass.getName.hashCode +: literals +: p.children.map(fingerprint))
+      fingerprints.put(p, f)
+      f
+    }
   }
-  private def shapeOf(kind: String, p: LogicalPlan) = Shape(kind, p.getClass, nodeCount(p), p.out.map(_.dataType))
+  private def shapeOf(kind: String, p: LogicalPlan) = Shape(kind, fingerprint(p), p.out.map(_.dataType))
   private def canonFind(kind: String, p: LogicalPlan): Option[Builder] =
     canon.get(shapeOf(kind, p)).flatMap { seen =>
       val c = p.canonicalized
@@ -127,10 +136,14 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
   // ---------------------------------------------------------------- where logical nodes went
   // (an index for measured reports, Measure.scala: physical operator → logicalLink → block)
 
-  private val nodeBlock = mutable.HashMap[LogicalPlan, Builder]()
+  // The indexes are built on the first lookup (hashing or canonicalizing every node costs as much
+  // as the rest of normalizing, and the text form and the explain section never look).
   private val noted = mutable.ArrayBuffer[(LogicalPlan, Builder, Boolean)]()
-  // By canonical form, built on the first lookup that needs it: canonicalizing every node costs
-  // more than the rest of normalizing, and the text form and the explain section never look.
+  private lazy val nodeBlock = {
+    val m = mutable.HashMap[LogicalPlan, Builder]()
+    noted.foreach { case (p, b, force) => if (force || !m.contains(p)) m(p) = b }
+    m
+  }
   private lazy val canonBlock = {
     val m = mutable.HashMap[LogicalPlan, Builder]()
     noted.foreach { case (p, b, force) =>
@@ -138,11 +151,11 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
     }
     m
   }
-  private val joinArranged = mutable.HashMap[Join, (GetLeaf, GetLeaf)]()
+  private val arrangedJoins = mutable.ArrayBuffer[(Join, (GetLeaf, GetLeaf))]()
+  private lazy val joinArranged = mutable.HashMap[Join, (GetLeaf, GetLeaf)](arrangedJoins.toSeq: _*)
   private var renamed: Map[String, String] = Map.empty
 
   private def note(p: LogicalPlan, b: Builder, force: Boolean): Unit = {
-    if (force || !nodeBlock.contains(p)) nodeBlock(p) = b
     noted += ((p, b, force))
   }
 
@@ -710,7 +723,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
     val keyText = if (on.isEmpty) "no keys (cross product)" else on.mkString(", ")
     val left = arrangedBlock(j.left, lk, ctx, s"$jt join on $keyText in ${ctx.block.name}")
     val right = arrangedBlock(j.right, rk, ctx, s"$jt join on $keyText in ${ctx.block.name}")
-    joinArranged(j) = (left, right)
+    arrangedJoins += ((j, (left, right)))
     JoinLeaf(jt, on, residual.map(render(_, both, ctx)), Seq(left, right))
   }
 
