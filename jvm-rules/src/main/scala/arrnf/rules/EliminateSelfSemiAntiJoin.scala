@@ -51,13 +51,6 @@ object EliminateSelfSemiAntiJoin extends Rule[LogicalPlan] {
     (base, pos)
   }
 
-  /** What canonicalization keeps (operator, output types, number of nodes): a cheap test that
-   *  spares `sameResult` — which canonicalizes both sides — for the many joins that differ. */
-  private def sameShape(l: LogicalPlan, r: LogicalPlan): Boolean = {
-    def size(p: LogicalPlan): Int = { var n = 0; p.foreach(_ => n += 1); n }
-    l.getClass == r.getClass && l.output.map(_.dataType) == r.output.map(_.dataType) && size(l) == size(r)
-  }
-
   private def isRename(e: NamedExpression): Boolean = e match {
     case _: Attribute => true
     case Alias(_: Attribute, _) => true
@@ -74,7 +67,7 @@ object EliminateSelfSemiAntiJoin extends Rule[LogicalPlan] {
     if (left.isStreaming || right.isStreaming) return false
     val (lBase, lPos) = positions(left)
     val (rBase, rPos) = positions(right)
-    if (!lBase.deterministic || !rBase.deterministic || !sameShape(lBase, rBase) || !lBase.sameResult(rBase)) return false
+    if (!lBase.deterministic || !rBase.deterministic || !SameResult(lBase, rBase)) return false
     def sameColumn(a: Attribute, b: Attribute): Boolean = {
       val (l, r) = if (lPos.contains(a.exprId.id)) (a, b) else (b, a)
       (lPos.get(l.exprId.id), rPos.get(r.exprId.id)) match {

@@ -132,7 +132,7 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
       core = FlatBranch.core(refFlat.leaves(leafIdx))
       if core.deterministic && !core.isStreaming && core.output.nonEmpty
       members = (refIdx, refFlat, leafIdx) +: branches.drop(pos + 1).flatMap { case (i, f) =>
-        val hits = f.leaves.indices.filter(k => sameCore(FlatBranch.core(f.leaves(k)), core))
+        val hits = f.leaves.indices.filter(k => SameResult(FlatBranch.core(f.leaves(k)), core))
         if (hits.size == 1) Some((i, f, hits.head)) else None // a self-join of A is ambiguous: skip it
       }
       if members.size >= 2
@@ -140,10 +140,6 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
     } yield c
     if (cands.isEmpty) None else Some(cands.maxBy(c => (c.saved, c.aBytes)))
   }
-
-  /** Same canonical form; operator and output types first, since canonicalizing costs more. */
-  private def sameCore(x: LogicalPlan, y: LogicalPlan): Boolean =
-    x.getClass == y.getClass && x.output.map(_.dataType) == y.output.map(_.dataType) && x.canonicalized == y.canonicalized
 
   /** One branch split around its copy of A. */
   private final case class Split(
