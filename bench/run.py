@@ -146,18 +146,19 @@ def _timed_runs(spark, sql, args, kind, plans, fired, entry) -> None:
     pairs = args.runs if fired or kind == "synthetic" else args.same_plan_runs
     sides = {"off": [], "on": []}
     details = {}
-    for r in range(args.warmup):  # shared warm-up: JIT, file cache; same scans on both sides
-        side = ("on", "off")[r % 2]
-        res = _one_run(spark, sql, side == "on", side not in details)
-        if side not in details:
+
+    def run(side):  # the first run of each side also records its plan details
+        first = side not in details
+        res = _one_run(spark, sql, side == "on", first)
+        if first:
             details[side] = {k: res[k] for k in _DETAIL_KEYS}
+        return res
+
+    for r in range(args.warmup):  # shared warm-up: JIT, file cache; same scans on both sides
+        run(("on", "off")[r % 2])
     for r in range(pairs):
-        order = ("off", "on") if r % 2 == 0 else ("on", "off")
-        for side in order:
-            res = _one_run(spark, sql, side == "on", side not in details)
-            if side not in details:
-                details[side] = {k: res[k] for k in _DETAIL_KEYS}
-            sides[side].append(res)
+        for side in (("off", "on") if r % 2 == 0 else ("on", "off")):
+            sides[side].append(run(side))
     for side in ("off", "on"):
         runs = sides[side]
         totals = [x["total_s"] for x in runs]

@@ -43,8 +43,11 @@ object Arrnf {
   }
 
   /** The ArrNF text for explain: never throws, a one-line message instead. */
-  def explain(plan: SparkPlan): String = try {
-    logicalOf(plan) match {
+  def explain(plan: SparkPlan): String = explainOf(logicalOf(plan))
+
+  /** [[explain]] for the logical plan already found behind a physical plan (or none). */
+  def explainOf(logical: => Option[LogicalPlan]): String = try {
+    logical match {
       case Some(lp) => TextFormat(textProgram(lp, "query"))
       case None => "ArrNF: no logical plan is linked to this physical plan; use pyspark_arrnf.arrnf(df)."
     }

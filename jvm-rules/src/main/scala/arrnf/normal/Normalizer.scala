@@ -842,11 +842,7 @@ object Normalizer {
     case other => Seq(other)
   }
 
-  /** Renders `e` with attribute references as `#position{name}` into `in`. */
-  def show(e: Expression, in: Seq[Attribute], withNames: Boolean = true): String =
-    showIndexed(e, AttributeMap(in.zipWithIndex), withNames)
-
-  /** [[show]] with the column positions already built. */
+  /** Renders `e` with attribute references as `#position{name}`, positions from `index`. */
   def showIndexed(e: Expression, index: AttributeMap[Int], withNames: Boolean = true): String = {
     val shown = e.transformUp {
       case a: AttributeReference =>

@@ -69,7 +69,7 @@ import arrnf.ArrnfConf
  * on the left and the union on the right, and A is not broadcastable, so that rule leaves it alone:
  * nothing oscillates.
  *
- * Why it fired: the new join carries [[Tag]] with the reason (read by `firedIn`/`explainNotes`),
+ * Why it fired: the new join carries [[Tag]] with the reason (read by `firedIn`, which the explain section prints),
  * the reason is logged at INFO, and [[FactorizeStatus]] counts firings and keeps recent reasons.
  */
 object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
@@ -90,11 +90,6 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
     plan.collect { case j: Join if j.getTagValue(Tag).isDefined => j.getTagValue(Tag).get }.asJava
   }
 
-  /** The reasons, read through a physical plan's links to its logical plan (for an explain section). */
-  def explainNotes(plan: org.apache.spark.sql.execution.SparkPlan): Seq[String] =
-    plan.collect { case p if p.logicalLink.exists(_.getTagValue(Tag).isDefined) =>
-      p.logicalLink.get.getTagValue(Tag).get
-    }.distinct
 
   private final case class Candidate(group: Seq[Int], make: () => LogicalPlan, saved: BigInt, aBytes: BigInt, reason: String)
 
