@@ -65,7 +65,8 @@ object CostModel {
       inputOut: Seq[Attribute],
       arrangeKeys: Seq[Seq[Expression]],
       consumers: Seq[Consumer],
-      streaming: Boolean): Cost = {
+      streaming: Boolean,
+      unknownLeaf: LogicalPlan => Boolean = hasUnknownLeaf): Cost = {
     val (n, rule) = counts(head)
     val why = head match {
       case _ if consumers.isEmpty => "the query's result"
@@ -86,20 +87,44 @@ object CostModel {
     val all = arrangedOut
     val values: Seq[Attribute] = if (h.kind == "ArrangeBy") all.filterNot(refs.contains) else all
     val valueWidth = values.map(a => Try(a.dataType.defaultSize).getOrElse(8)).sum
-    val (rows, source) = if (streaming) (None, "unknown") else estimateRows(arranged, arrangedOut)
+    val (rows, source) = if (streaming) (None, "unknown") else estimateRows(arranged, arrangedOut, unknownLeaf)
     val bytes = rows.map(r => (BigInt(r) * (keyWidth + valueWidth + UpdateOverhead)).min(BigInt(Long.MaxValue)).toLong)
     Cost(n, rule, h.keys, values.map(_.name), rows, bytes, source, why)
   }
 
-  def estimateRows(p: LogicalPlan, output: Seq[Attribute]): (Option[Long], String) = Try(p.stats).toOption match {
+  /** Whether a leaf below `p` has a size Spark does not know (it then assumes Long.MaxValue bytes). */
+  def hasUnknownLeaf(p: LogicalPlan): Boolean = {
+    val default = BigInt(SQLConf.get.defaultSizeInBytes)
+    p.collectLeaves().exists(l => Try(l.stats.sizeInBytes >= default).getOrElse(true))
+  }
+
+  /** [[hasUnknownLeaf]] answered once per node of one plan (the blocks of a program nest, so asking
+   *  each block's subtree afresh would walk the plan once per block). */
+  def unknownLeafMemo(): LogicalPlan => Boolean = {
+    val default = BigInt(SQLConf.get.defaultSizeInBytes)
+    val memo = new java.util.IdentityHashMap[LogicalPlan, java.lang.Boolean]()
+    def unknown(p: LogicalPlan): Boolean = {
+      val known = memo.get(p)
+      if (known != null) known.booleanValue
+      else {
+        val u = if (p.children.isEmpty) Try(p.stats.sizeInBytes >= default).getOrElse(true)
+          else p.children.exists(unknown)
+        memo.put(p, u)
+        u
+      }
+    }
+    unknown
+  }
+
+  def estimateRows(p: LogicalPlan, output: Seq[Attribute],
+      unknownLeaf: LogicalPlan => Boolean = hasUnknownLeaf): (Option[Long], String) = Try(p.stats).toOption match {
     case None => (None, "unknown")
     case Some(s) => s.rowCount match {
       case Some(rc) => (Some(rc.toLong), "rowCount")
       case None =>
         val default = BigInt(SQLConf.get.defaultSizeInBytes)
         // A leaf of unknown size makes every size above it a guess derived from Long.MaxValue.
-        val unknownLeaf = p.collectLeaves().exists(l => Try(l.stats.sizeInBytes >= default).getOrElse(true))
-        if (s.sizeInBytes >= default || s.sizeInBytes <= 0 || unknownLeaf) (None, "unknown")
+        if (s.sizeInBytes >= default || s.sizeInBytes <= 0 || unknownLeaf(p)) (None, "unknown")
         else {
           val width = 8 + output.map(_.dataType.defaultSize).sum
           (Some((s.sizeInBytes / width).max(1).min(BigInt(Long.MaxValue)).toLong), "sizeInBytes")

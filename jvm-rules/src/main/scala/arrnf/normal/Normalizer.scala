@@ -8,11 +8,38 @@ import org.apache.spark.sql.catalyst.expressions.aggregate._
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{Cross, FullOuter, Inner, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical._
-import org.apache.spark.sql.catalyst.trees.TreePattern.PLAN_EXPRESSION
+import org.apache.spark.sql.catalyst.trees.TreePattern.{ALIAS, ATTRIBUTE_REFERENCE, LITERAL, OUTER_REFERENCE, PLAN_EXPRESSION}
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, DataSourceV2ScanRelation}
 import org.apache.spark.sql.types.{DataType, NullType}
+
+/**
+ * Column positions of an input, by expression id (as `AttributeMap` keys them; a repeated id
+ * answers its last position, as `AttributeMap` built from the input does). Narrow inputs are
+ * scanned: building a hash map of every column costs more than the few lookups most inputs get.
+ */
+final class Positions(in: Seq[Attribute]) {
+  private val ids: Array[ExprId] = in.iterator.map(_.exprId).toArray
+  private lazy val byId: java.util.HashMap[ExprId, Integer] = {
+    val m = new java.util.HashMap[ExprId, Integer](ids.length * 2)
+    ids.indices.foreach(i => m.put(ids(i), i))
+    m
+  }
+  /** The position of `a` in the input, or -1. */
+  def of(a: Attribute): Int =
+    if (ids.length > Positions.ScanUpTo) { val i = byId.get(a.exprId); if (i == null) -1 else i.intValue }
+    else {
+      val id = a.exprId
+      var i = ids.length - 1
+      while (i >= 0 && ids(i) != id) i -= 1
+      i
+    }
+}
+
+object Positions {
+  private val ScanUpTo = 48
+}
 
 /** An expression that prints as fixed text: how column references and subqueries are shown. */
 private[normal] final case class ShownAs(text: String) extends LeafExpression with Unevaluable {
@@ -87,11 +114,11 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
     }
   }
   // Column positions of an input, built once per input (rendering asks for them per expression).
-  private val indexes = new java.util.IdentityHashMap[Seq[Attribute], AttributeMap[Int]]()
-  private def indexOf(in: Seq[Attribute]): AttributeMap[Int] = {
+  private val indexes = new java.util.IdentityHashMap[Seq[Attribute], Positions]()
+  private def indexOf(in: Seq[Attribute]): Positions = {
     val known = indexes.get(in)
     if (known != null) known
-    else { val m = AttributeMap(in.zipWithIndex); indexes.put(in, m); m }
+    else { val m = new Positions(in); indexes.put(in, m); m }
   }
   private def showIn(e: Expression, in: Seq[Attribute], withNames: Boolean = true): String =
     showIndexed(e, indexOf(in), withNames)
@@ -100,24 +127,27 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
   // Canonicalizing costs more than the rest of normalizing, so subtrees are first bucketed by a
   // cheap shape that canonicalization keeps (operators in order, literals, output types) and
   // canonicalized only when a bucket already holds another subtree.
-  private final case class Shape(kind: String, fingerprint: Int, types: Seq[DataType])
+  private final case class Shape(kind: String, fingerprint: Int)
   private val canon = mutable.HashMap[Shape, mutable.ArrayBuffer[(LogicalPlan, Builder)]]()
   private val fingerprints = new java.util.IdentityHashMap[LogicalPlan, Integer]()
-  /** Operator classes in tree order and the literals of each node (as a multiset: canonical forms
-   *  may reorder commutative terms); equal canonical forms have equal fingerprints. */
+  /** Operator classes in tree order, the literals of each node (as a multiset: canonical forms
+   *  may reorder commutative terms) and its output types; equal canonical forms have equal
+   *  fingerprints. */
   private def fingerprint(p: LogicalPlan): Int = {
     val known = fingerprints.get(p)
     if (known != null) known
     else {
       var literals = 0
-      p.expressions.foreach(_.foreach { case l: Literal => literals += l.hashCode; case _ => })
+      p.expressions.foreach { e =>
+        if (e.containsPattern(LITERAL)) e.foreach { case l: Literal => literals += l.hashCode; case _ => }
+      }
       val f = scala.util.hashing.MurmurHash3.orderedHash(
-        p.getClass.getName.hashCode +: literals +: p.children.map(fingerprint))
+        p.getClass.getName.hashCode +: literals +: p.out.map(_.dataType).hashCode +: p.children.map(fingerprint))
       fingerprints.put(p, f)
       f
     }
   }
-  private def shapeOf(kind: String, p: LogicalPlan) = Shape(kind, fingerprint(p), p.out.map(_.dataType))
+  private def shapeOf(kind: String, p: LogicalPlan) = Shape(kind, fingerprint(p))
   private def canonFind(kind: String, p: LogicalPlan): Option[Builder] =
     canon.get(shapeOf(kind, p)).flatMap { seen =>
       val c = p.canonicalized
@@ -202,6 +232,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
   }
 
   private var streaming = false
+  private lazy val unknownLeaf = CostModel.unknownLeafMemo()
 
   /** Normalizes on the calling thread when the plan is shallow, else on a thread with a deep stack:
    *  the walk recurses once per plan level, and py4j's threads (and the explain provider's) have
@@ -729,23 +760,24 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
 
   private def projectOps(list: Seq[NamedExpression], in: Seq[Attribute], ctx: Ctx): Seq[UnaryOp] = {
     val index = indexOf(in)
-    val computed = list.filter {
-      case a: Attribute => !index.contains(a)
-      case _ => true
+    // the position of each list entry in the input, -1 for a computed one
+    val found = list.map {
+      case a: Attribute => index.of(a)
+      case _ => -1
     }
+    val computed = list.zip(found).collect { case (e, -1) => e }
     var next = in.size
-    val positions = list.map {
-      case a: Attribute if index.contains(a) => ref(index(a), a.name)
-      case e =>
+    val positions = list.zip(found).map {
+      case (a, i) if i >= 0 => ref(i, a.name)
+      case (e, _) =>
         val r = ref(next, e.name); next += 1; r
     }
-    val identity = computed.isEmpty && list.size == in.size &&
-      list.zipWithIndex.forall { case (a, i) => index.get(a.asInstanceOf[Attribute]).contains(i) }
+    val identity = computed.isEmpty && list.size == in.size && found.zipWithIndex.forall { case (f, i) => f == i }
     val map = if (computed.isEmpty) Nil else Seq(UnaryOp("Map", computed.map(render(_, in, ctx)),
       sqlPart(SqlPart("map", exprs = computed.map(sqlOf(_, in)), names = computed.map(_.name)))))
     var nextPos = in.size
-    val projSql = sqlPart(SqlPart("project", positions = list.map {
-      case a: Attribute if index.contains(a) => index(a)
+    val projSql = sqlPart(SqlPart("project", positions = found.map {
+      case i if i >= 0 => i
       case _ => val r = nextPos; nextPos += 1; r
     }))
     map ++ (if (identity) Nil else Seq(UnaryOp("Project", compress(positions), projSql)))
@@ -780,7 +812,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
     val consumers = b.consumers.toSeq.map(c => c.copy(block = rn(c.block)))
     val branches = b.branches.map(br => br.copy(leaf = fixLeaf(br.leaf)))
     val cost = CostModel.cost(b.head, b.plan, b.input, b.plan.out, b.input.out, b.keySets.map(_._3).toSeq, consumers,
-      streaming)
+      streaming, unknownLeaf)
     Block(rn(b.name), b.head, branches, b.columns, math.max(b.sharing, 1), consumers, cost, b.notes.toSeq)
   }
 }
@@ -821,18 +853,33 @@ object Normalizer {
 
   def ref(i: Int, name: String): String = s"#$i{$name}"
 
-  private val Pos = """#(\d+)\{.*""".r
+  /** The position in a reference `#12{name}`, or -1. */
+  private def positionOf(r: String): Int = {
+    val brace = r.indexOf('{')
+    if (brace < 2 || r.charAt(0) != '#') -1
+    else {
+      var n = 0
+      var i = 1
+      while (i < brace) {
+        val c = r.charAt(i)
+        if (c < '0' || c > '9' || n > 100000000) return -1
+        n = n * 10 + (c - '0'); i += 1
+      }
+      n
+    }
+  }
 
   /** `#2{a}, #3{b}, #4{c}, #5{d}` → `#2{a}..=#5{d}` for runs of four or more. */
   def compress(refs: Seq[String]): Seq[String] = {
-    val nums = refs.map { case Pos(n) => n.toInt; case _ => -1 }
+    val rs = refs.toIndexedSeq
+    val nums = rs.map(positionOf)
     val out = mutable.ArrayBuffer[String]()
     var i = 0
-    while (i < refs.size) {
+    while (i < rs.size) {
       var j = i
-      while (j + 1 < refs.size && nums(i) >= 0 && nums(j + 1) == nums(j) + 1) j += 1
-      if (j - i >= 3) { out += s"${refs(i)}..=${refs(j)}"; i = j + 1 }
-      else { out += refs(i); i += 1 }
+      while (j + 1 < rs.size && nums(i) >= 0 && nums(j + 1) == nums(j) + 1) j += 1
+      if (j - i >= 3) { out += s"${rs(i)}..=${rs(j)}"; i = j + 1 }
+      else { out += rs(i); i += 1 }
     }
     out.toSeq
   }
@@ -842,18 +889,20 @@ object Normalizer {
     case other => Seq(other)
   }
 
-  /** Renders `e` with attribute references as `#position{name}`, positions from `index`. */
-  def showIndexed(e: Expression, index: AttributeMap[Int], withNames: Boolean = true): String = {
-    val shown = e.transformUp {
+  /** Renders `e` with attribute references as `#position{name}`, positions from `index`. Subtrees
+   *  without references or aliases are printed as they are (no copy); the rest is rebuilt bottom-up
+   *  with `mapChildren`, which, unlike `transformUp`, sets no thread-local origin per node. */
+  def showIndexed(e: Expression, index: Positions, withNames: Boolean = true): String = {
+    def shown(x: Expression): Expression = x match {
       case a: AttributeReference =>
-        index.get(a) match {
-          case Some(i) => ShownAs(if (withNames) ref(i, a.name) else s"#$i")
-          case None => ShownAs(s"#?{${a.name}}")
-        }
+        val i = index.of(a)
+        ShownAs(if (i < 0) s"#?{${a.name}}" else if (withNames) ref(i, a.name) else s"#$i")
       case o: OuterReference => ShownAs(s"outer(${o.name})")
-      case al: Alias => ShownAs(s"${al.child} AS ${al.name}")
+      case al: Alias => ShownAs(s"${shown(al.child)} AS ${al.name}")
+      case _ if !x.containsAnyPattern(ATTRIBUTE_REFERENCE, OUTER_REFERENCE, ALIAS) => x
+      case _ => x.mapChildren(shown)
     }
-    Try(shown.toString).getOrElse(e.toString)
+    Try(shown(e).toString).getOrElse(e.toString)
   }
 
   private[normal] def classify(f: AggregateFunction): String = f match {

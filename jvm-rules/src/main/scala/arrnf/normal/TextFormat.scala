@@ -31,7 +31,8 @@ object TextFormat {
     steps.find(n >= _._1) match {
       case None => s"$n$unit"
       case Some((d, s)) =>
-        val tenths = (BigInt(n) * 10 + d / 2) / d
+        // (10n + d/2) / d, without overflowing a Long: n = q·d + r
+        val tenths = (n / d) * 10 + ((n % d) * 10 + d / 2) / d
         s"${tenths / 10}.${tenths % 10}$s$unit"
     }
   }

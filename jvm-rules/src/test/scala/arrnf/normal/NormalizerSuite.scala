@@ -84,4 +84,22 @@ class NormalizerSuite extends ArrnfSparkSuite {
     val df = spark.sql("select id % 2 k, count(*) from range(10) group by 1")
     assert(Arrnf.explain(df.queryExecution.executedPlan).contains("Reduce keys=["))
   }
+
+  test("text helpers: human sizes round half up without overflow; position runs compress; positions by id") {
+    assert(TextFormat.human(999L, "B") == "999B")
+    assert(TextFormat.human(1049L, "") == "1.0k" && TextFormat.human(1050L, "") == "1.1k")
+    assert(TextFormat.human(999950L, "") == "1000.0k")
+    assert(TextFormat.human(Long.MaxValue, "B") == "9223372036.9GB")
+    assert(Normalizer.compress(Seq("#2{a}", "#3{b}", "#4{c}", "#5{d}", "#9{e}")) == Seq("#2{a}..=#5{d}", "#9{e}"))
+    assert(Normalizer.compress(Seq("#1{a}", "#2{b}", "#3{c}")) == Seq("#1{a}", "#2{b}", "#3{c}"))
+    assert(Normalizer.compress(Seq("x", "#{a}", "#1{b}", "#2{c}", "#3{}", "#4{d}")) ==
+      Seq("x", "#{a}", "#1{b}..=#4{d}"))
+    val (a, b, c) = (AttributeReference("a", LongType)(), AttributeReference("b", LongType)(),
+      AttributeReference("c", LongType)())
+    val narrow = new Positions(Seq(a, b, a))
+    assert(narrow.of(a) == 2 && narrow.of(b) == 1 && narrow.of(c) == -1) // a repeated id: its last position
+    val many = (0 until 100).map(i => AttributeReference(s"w$i", LongType)())
+    val wide = new Positions(many :+ many(3))
+    assert(wide.of(many(50)) == 50 && wide.of(many(3)) == 100 && wide.of(a) == -1)
+  }
 }
