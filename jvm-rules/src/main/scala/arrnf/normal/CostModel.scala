@@ -66,7 +66,7 @@ object CostModel {
       arrangeKeys: Seq[Seq[Expression]],
       consumers: Seq[Consumer],
       streaming: Boolean,
-      unknownLeaf: LogicalPlan => Boolean = hasUnknownLeaf): Cost = {
+      unknownLeaf: LogicalPlan => Boolean): Cost = {
     val (n, rule) = counts(head)
     val why = head match {
       case _ if consumers.isEmpty => "the query's result"
@@ -92,15 +92,13 @@ object CostModel {
     Cost(n, rule, h.keys, values.map(_.name), rows, bytes, source, why)
   }
 
-  /** Whether a leaf below `p` has a size Spark does not know (it then assumes Long.MaxValue bytes). */
-  def hasUnknownLeaf(p: LogicalPlan): Boolean = {
-    val default = BigInt(SQLConf.get.defaultSizeInBytes)
-    p.collectLeaves().exists(l => Try(l.stats.sizeInBytes >= default).getOrElse(true))
-  }
-
-  /** [[hasUnknownLeaf]] answered once per node of one plan (the blocks of a program nest, so asking
-   *  each block's subtree afresh would walk the plan once per block). */
-  def unknownLeafMemo(): LogicalPlan => Boolean = {
+  /**
+   * Whether a leaf below a node has a size Spark does not know (Spark then assumes
+   * `defaultSizeInBytes`, and every size above it is a guess), answered once per node of one plan:
+   * the blocks of a program nest, so asking each block's subtree afresh would walk the plan once per
+   * block. One per normalized program.
+   */
+  def unknownLeafTest(): LogicalPlan => Boolean = {
     val default = BigInt(SQLConf.get.defaultSizeInBytes)
     val memo = new java.util.IdentityHashMap[LogicalPlan, java.lang.Boolean]()
     def unknown(p: LogicalPlan): Boolean = {
@@ -117,13 +115,12 @@ object CostModel {
   }
 
   def estimateRows(p: LogicalPlan, output: Seq[Attribute],
-      unknownLeaf: LogicalPlan => Boolean = hasUnknownLeaf): (Option[Long], String) = Try(p.stats).toOption match {
+      unknownLeaf: LogicalPlan => Boolean): (Option[Long], String) = Try(p.stats).toOption match {
     case None => (None, "unknown")
     case Some(s) => s.rowCount match {
       case Some(rc) => (Some(rc.toLong), "rowCount")
       case None =>
         val default = BigInt(SQLConf.get.defaultSizeInBytes)
-        // A leaf of unknown size makes every size above it a guess derived from Long.MaxValue.
         if (s.sizeInBytes >= default || s.sizeInBytes <= 0 || unknownLeaf(p)) (None, "unknown")
         else {
           val width = 8 + output.map(_.dataType.defaultSize).sum

@@ -18,6 +18,7 @@ import org.apache.spark.sql.types.{DataType, NullType}
  * Column positions of an input, by expression id (as `AttributeMap` keys them; a repeated id
  * answers its last position, as `AttributeMap` built from the input does). Narrow inputs are
  * scanned: building a hash map of every column costs more than the few lookups most inputs get.
+ * The normalizer keeps one per input, for the text form and the SQL form alike.
  */
 final class Positions(in: Seq[Attribute]) {
   private val ids: Array[ExprId] = in.iterator.map(_.exprId).toArray
@@ -39,6 +40,8 @@ final class Positions(in: Seq[Attribute]) {
 
 object Positions {
   private val ScanUpTo = 48
+  /** No input (a constant's values). */
+  val empty = new Positions(Nil)
 }
 
 /** An expression that prints as fixed text: how column references and subqueries are shown. */
@@ -232,7 +235,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
   }
 
   private var streaming = false
-  private lazy val unknownLeaf = CostModel.unknownLeafMemo()
+  private lazy val unknownLeaf = CostModel.unknownLeafTest()
 
   /** Normalizes on the calling thread when the plan is shallow, else on a thread with a deep stack:
    *  the walk recurses once per plan level, and py4j's threads (and the explain provider's) have
@@ -572,7 +575,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
 
   /** The SQL of `e` over `in` (placeholders `#n`); subqueries are the blocks `render` made. */
   private def sqlOf(e: Expression, in: Seq[Attribute]): String =
-    SqlForm.expr(e, in, p => cachedName(p).orElse(canonFind("plain", p).map(_.name)))
+    SqlForm.expr(e, indexOf(in), p => cachedName(p).orElse(canonFind("plain", p).map(_.name)))
 
   private def selectSql(list: Seq[NamedExpression], in: Seq[Attribute]): Option[SqlPart] =
     sqlPart(SqlPart("select", exprs = list.map(sqlOf(_, in)), names = list.map(_.name)))
@@ -765,9 +768,10 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
       case a: Attribute => index.of(a)
       case _ => -1
     }
-    val computed = list.zip(found).collect { case (e, -1) => e }
+    val entries = list.zip(found)
+    val computed = entries.collect { case (e, -1) => e }
     var next = in.size
-    val positions = list.zip(found).map {
+    val positions = entries.map {
       case (a, i) if i >= 0 => ref(i, a.name)
       case (e, _) =>
         val r = ref(next, e.name); next += 1; r
@@ -853,20 +857,13 @@ object Normalizer {
 
   def ref(i: Int, name: String): String = s"#$i{$name}"
 
-  /** The position in a reference `#12{name}`, or -1. */
+  /** The position in a reference `#12{name}`, or -1. A plain loop: it runs for every column of
+   *  every projection the text form prints. */
   private def positionOf(r: String): Int = {
-    val brace = r.indexOf('{')
-    if (brace < 2 || r.charAt(0) != '#') -1
-    else {
-      var n = 0
-      var i = 1
-      while (i < brace) {
-        val c = r.charAt(i)
-        if (c < '0' || c > '9' || n > 100000000) return -1
-        n = n * 10 + (c - '0'); i += 1
-      }
-      n
-    }
+    var i = 1
+    var n = 0
+    while (i < r.length && i <= 9 && r.charAt(i) >= '0' && r.charAt(i) <= '9') { n = n * 10 + (r.charAt(i) - '0'); i += 1 }
+    if (r.startsWith("#") && i > 1 && r.startsWith("{", i)) n else -1
   }
 
   /** `#2{a}, #3{b}, #4{c}, #5{d}` → `#2{a}..=#5{d}` for runs of four or more. */

@@ -101,17 +101,16 @@ object SqlForm {
   }
 
   /**
-   * The SQL of `e` with column references as placeholders for positions of `in`; `block` names the
+   * The SQL of `e` with column references as placeholders for their positions in the input; `block` names the
    * block (or cached relation) holding a subquery's plan.
    */
-  def expr(e: Expression, in: Seq[Attribute], block: LogicalPlan => Option[String]): String = {
-    val index = AttributeMap(in.zipWithIndex)
+  def expr(e: Expression, index: Positions, block: LogicalPlan => Option[String]): String = {
     def blockOf(p: LogicalPlan): String =
       quote(block(p).getOrElse(throw new NoSqlForm("a subquery whose plan is no block")))
     val rewritten = revert(stripAlias(e)).transformUp {
-      case a: AttributeReference => index.get(a) match {
-        case Some(i) => SqlRef(i, a.dataType, a.nullable)
-        case None => throw new NoSqlForm(s"column ${a.name} is not in the operator's input")
+      case a: AttributeReference => index.of(a) match {
+        case -1 => throw new NoSqlForm(s"column ${a.name} is not in the operator's input")
+        case i => SqlRef(i, a.dataType, a.nullable)
       }
       case l: Literal => literal(l)
       case s: ScalarSubquery if s.outerAttrs.isEmpty => SqlText(s"(SELECT * FROM ${blockOf(s.plan)})", s.dataType)
@@ -140,7 +139,7 @@ object SqlForm {
           val rows = l.data.map { row =>
             l.output.zipWithIndex.map { case (a, i) =>
               val v = if (row.isNullAt(i)) null else row.get(i, a.dataType)
-              expr(Literal(v, a.dataType), Nil, _ => None)
+              expr(Literal(v, a.dataType), Positions.empty, _ => None)
             }.mkString("(", ", ", ")")
           }
           SqlPart("values", names = names,
