@@ -52,7 +52,8 @@ object ArrnfExplainProvider {
           arrnf.rules.FactorizeUnionOfJoins.firedIn(lp).asScala.toSeq).getOrElse(Nil))
           .map(reason => s"FactorizeUnionOfJoins fired: $reason\n").mkString
         // Never throws: a plan the normalizer cannot handle gives a one-line message instead.
-        val text = fired + arrnf.normal.Arrnf.explainOf(logical)
+        val planned = scala.util.Try(arrnf.normal.Arrnf.plannedCopyOf(plan)).toOption.flatten
+        val text = fired + arrnf.normal.Arrnf.explainOf(logical, planned)
         // A tag is copied along when a plan is transformed: `of` tells the plan it was built for.
         logical.foreach(lp => lp.setTagValue(SectionTag, Built(lp, text)))
         text

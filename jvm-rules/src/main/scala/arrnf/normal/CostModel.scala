@@ -3,7 +3,7 @@ package arrnf.normal
 import scala.util.Try
 
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expression}
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Statistics}
 import org.apache.spark.sql.internal.SQLConf
 
 /**
@@ -66,7 +66,8 @@ object CostModel {
       arrangeKeys: Seq[Seq[Expression]],
       consumers: Seq[Consumer],
       streaming: Boolean,
-      unknownLeaf: LogicalPlan => Boolean): Cost = {
+      unknownLeaf: LogicalPlan => Boolean,
+      stats: LogicalPlan => Statistics = _.stats): Cost = {
     val (n, rule) = counts(head)
     val why = head match {
       case _ if consumers.isEmpty => "the query's result"
@@ -81,13 +82,16 @@ object CostModel {
     val (keyCols, arranged, arrangedOut): (Seq[Expression], LogicalPlan, Seq[Attribute]) =
       if (h.kind == "ArrangeBy") (arrangeKeys.flatten, plan, planOut) else (Nil, input, inputOut)
     val keyWidth = if (h.kind == "ArrangeBy") keyCols.map(e => Try(e.dataType.defaultSize).getOrElse(8)).sum
-      else Try(inputOut.filter(a => h.keys.flatten.exists(_.contains(s"{${a.name}}")))
-        .map(_.dataType.defaultSize).sum).getOrElse(0)
+      else {
+        val keyTexts = h.keys.flatten
+        Try(inputOut.filter { a => val braced = "{" + a.name + "}"; keyTexts.exists(_.contains(braced)) }
+          .map(_.dataType.defaultSize).sum).getOrElse(0)
+      }
     val refs = AttributeSet(keyCols.flatMap(_.references))
     val all = arrangedOut
     val values: Seq[Attribute] = if (h.kind == "ArrangeBy") all.filterNot(refs.contains) else all
     val valueWidth = values.map(a => Try(a.dataType.defaultSize).getOrElse(8)).sum
-    val (rows, source) = if (streaming) (None, "unknown") else estimateRows(arranged, arrangedOut, unknownLeaf)
+    val (rows, source) = if (streaming) (None, "unknown") else estimateRows(arranged, arrangedOut, unknownLeaf, stats)
     val bytes = rows.map(r => (BigInt(r) * (keyWidth + valueWidth + UpdateOverhead)).min(BigInt(Long.MaxValue)).toLong)
     Cost(n, rule, h.keys, values.map(_.name), rows, bytes, source, why)
   }
@@ -98,14 +102,14 @@ object CostModel {
    * the blocks of a program nest, so asking each block's subtree afresh would walk the plan once per
    * block. One per normalized program.
    */
-  def unknownLeafTest(): LogicalPlan => Boolean = {
+  def unknownLeafTest(stats: LogicalPlan => Statistics = _.stats): LogicalPlan => Boolean = {
     val default = BigInt(SQLConf.get.defaultSizeInBytes)
     val memo = new java.util.IdentityHashMap[LogicalPlan, java.lang.Boolean]()
     def unknown(p: LogicalPlan): Boolean = {
       val known = memo.get(p)
       if (known != null) known.booleanValue
       else {
-        val u = if (p.children.isEmpty) Try(p.stats.sizeInBytes >= default).getOrElse(true)
+        val u = if (p.children.isEmpty) Try(stats(p).sizeInBytes >= default).getOrElse(true)
           else p.children.exists(unknown)
         memo.put(p, u)
         u
@@ -114,8 +118,8 @@ object CostModel {
     unknown
   }
 
-  def estimateRows(p: LogicalPlan, output: Seq[Attribute],
-      unknownLeaf: LogicalPlan => Boolean): (Option[Long], String) = Try(p.stats).toOption match {
+  def estimateRows(p: LogicalPlan, output: Seq[Attribute], unknownLeaf: LogicalPlan => Boolean,
+      stats: LogicalPlan => Statistics = _.stats): (Option[Long], String) = Try(stats(p)).toOption match {
     case None => (None, "unknown")
     case Some(s) => s.rowCount match {
       case Some(rc) => (Some(rc.toLong), "rowCount")

@@ -13,89 +13,136 @@ package arrnf.normal
  * kept equal by tests.
  */
 object TextFormat {
+  // Written into one builder, no intermediate strings or sequences: the explain section prints this
+  // for every `df.explain()`, and its cost counts against the planning-overhead budget.
   def apply(p: ArrnfProgram): String = {
-    val sb = new StringBuilder
-    sb ++= s"-- ArrNF ${p.name}: ${p.blocks.size} blocks, ${p.arrangements} arrangements, ${p.opaque} opaque" +
-      (if (p.streaming) ", streaming" else "") + "\n"
+    val sb = new java.lang.StringBuilder(256 * (p.blocks.size + 1))
+    sb.append("-- ArrNF ").append(p.name).append(": ").append(p.blocks.size).append(" blocks, ")
+      .append(p.arrangements).append(" arrangements, ").append(p.opaque).append(" opaque")
+    if (p.streaming) sb.append(", streaming")
+    sb.append('\n')
     p.blocks.foreach { b =>
-      sb ++= "\n" ++= header(b) ++= "\n"
-      body(b).foreach(l => sb ++= l ++= "\n")
-      b.notes.foreach(n => sb ++= s"  -- $n\n")
+      sb.append('\n'); header(b, sb); sb.append('\n')
+      body(b, sb)
+      b.notes.foreach(n => sb.append("  -- ").append(n).append('\n'))
     }
-    if (p.finishing.nonEmpty) sb ++= "\n-- finishing: " ++= p.finishing.reverse.map(unary).mkString(" ") ++= "\n"
+    if (p.finishing.nonEmpty) {
+      sb.append("\n-- finishing: ")
+      sepBy(p.finishing.reverse, " ", sb)(u => unary(u, sb))
+      sb.append('\n')
+    }
     sb.toString
   }
 
   def human(n: Long, unit: String): String = {
-    val steps = Seq((1000000000L, "G"), (1000000L, "M"), (1000L, "k"))
-    steps.find(n >= _._1) match {
-      case None => s"$n$unit"
-      case Some((d, s)) =>
-        // (10n + d/2) / d, without overflowing a Long: n = q·d + r
-        val tenths = (n / d) * 10 + ((n % d) * 10 + d / 2) / d
-        s"${tenths / 10}.${tenths % 10}$s$unit"
-    }
+    if (n < 1000L) return s"$n$unit"
+    val (d, s) = if (n >= 1000000000L) (1000000000L, "G") else if (n >= 1000000L) (1000000L, "M") else (1000L, "k")
+    // (10n + d/2) / d, without overflowing a Long: n = q·d + r
+    val tenths = (n / d) * 10 + ((n % d) * 10 + d / 2) / d
+    s"${tenths / 10}.${tenths % 10}$s$unit"
   }
 
-  def header(b: Block): String = {
+  /** `xs` written by `each`, separated by `sep`. */
+  private def sepBy[T](xs: Seq[T], sep: String, sb: java.lang.StringBuilder)(each: T => Unit): Unit = {
+    var first = true
+    xs.foreach { x => if (!first) sb.append(sep); first = false; each(x) }
+  }
+
+  private def strings(xs: Seq[String], sb: java.lang.StringBuilder): Unit = {
+    sb.append('[')
+    sepBy(xs, ", ", sb)(x => sb.append(x))
+    sb.append(']')
+  }
+
+  private def header(b: Block, sb: java.lang.StringBuilder): Unit = {
     val c = b.cost
-    val parts = Seq(s"[${b.name}]", s"arrangements=${c.arrangements} (${c.rule})") ++
-      (if (c.keys.nonEmpty) Seq("keys=" + keySets(c.keys)) else Nil) ++
-      c.rows.map(r => s"rows≈${human(r, "")} (${c.source})").toSeq ++
-      c.bytes.map(x => s"bytes≈${human(x, "B")}").toSeq ++
-      (if (b.sharing > 1) Seq(s"shared=${b.sharing}") else Nil) ++
-      Seq(s"why: ${c.why}")
-    parts.mkString("  ")
+    sb.append('[').append(b.name).append("]  arrangements=").append(c.arrangements).append(" (").append(c.rule).append(')')
+    if (c.keys.nonEmpty) { sb.append("  keys="); keySets(c.keys, sb) }
+    c.rows.foreach(r => sb.append("  rows≈").append(human(r, "")).append(" (").append(c.source).append(')'))
+    c.bytes.foreach(x => sb.append("  bytes≈").append(human(x, "B")))
+    if (b.sharing > 1) sb.append("  shared=").append(b.sharing)
+    sb.append("  why: ").append(c.why)
   }
 
-  def keySets(ks: Seq[Seq[String]]): String = ks.map(_.mkString("[", ", ", "]")).mkString("[", ", ", "]")
+  private def keySets(ks: Seq[Seq[String]], sb: java.lang.StringBuilder): Unit = {
+    sb.append('[')
+    sepBy(ks, ", ", sb)(k => strings(k, sb))
+    sb.append(']')
+  }
 
-  def head(h: Head): String = {
-    val parts = h.kind match {
-      case "ArrangeBy" => Seq("ArrangeBy", "keys=" + keySets(h.keys))
+  private def head(h: Head, sb: java.lang.StringBuilder): Unit = {
+    def firstKeys(): Unit = strings(h.keys.headOption.getOrElse(Nil), sb)
+    h.kind match {
+      case "ArrangeBy" => sb.append("ArrangeBy keys="); keySets(h.keys, sb)
       case "Reduce" if h.mode.contains("window") =>
-        Seq("Reduce", "window=" + h.aggregates.map(_.text).mkString("[", ", ", "]"),
-          "keys=" + h.keys.headOption.getOrElse(Nil).mkString("[", ", ", "]"), "order=" + h.order.mkString("[", ", ", "]"))
+        sb.append("Reduce window="); strings(h.aggregates.map(_.text), sb)
+        sb.append(" keys="); firstKeys()
+        sb.append(" order="); strings(h.order, sb)
       case "Reduce" =>
-        Seq("Reduce", "keys=" + h.keys.headOption.getOrElse(Nil).mkString("[", ", ", "]"),
-          "aggregates=" + h.aggregates.map(_.text).mkString("[", ", ", "]"))
-      case "Distinct" => Seq("Distinct", "keys=" + h.keys.headOption.getOrElse(Nil).mkString("[", ", ", "]")) ++
-        h.mode.toSeq
-      case "TopK" => Seq("TopK", "group=" + h.keys.headOption.getOrElse(Nil).mkString("[", ", ", "]"),
-        "order=" + h.order.mkString("[", ", ", "]")) ++ h.limit.map(l => s"limit=$l").toSeq ++
-        h.offset.map(o => s"offset=$o").toSeq ++ h.mode.map(m => s"by=$m").toSeq
-      case "Threshold" => Seq("Threshold") ++ h.mode.toSeq
-      case other => Seq(other)
+        sb.append("Reduce keys="); firstKeys()
+        sb.append(" aggregates="); strings(h.aggregates.map(_.text), sb)
+      case "Distinct" =>
+        sb.append("Distinct keys="); firstKeys()
+        h.mode.foreach(m => sb.append(' ').append(m))
+      case "TopK" =>
+        sb.append("TopK group="); firstKeys()
+        sb.append(" order="); strings(h.order, sb)
+        h.limit.foreach(l => sb.append(" limit=").append(l))
+        h.offset.foreach(o => sb.append(" offset=").append(o))
+        h.mode.foreach(m => sb.append(" by=").append(m))
+      case "Threshold" =>
+        sb.append("Threshold"); h.mode.foreach(m => sb.append(' ').append(m))
+      case other => sb.append(other)
     }
-    parts.mkString(" ")
   }
 
-  def unary(u: UnaryOp): String = s"${u.op}(${u.args.mkString(", ")})"
-
-  def get(g: GetLeaf): String = g.source match {
-    case "cache" => s"Get ${g.name} (cached: existing arrangement)"
-    case "stream" => s"Get ${g.name} (stream)"
-    case _ => s"Get ${g.name}"
+  private def unary(u: UnaryOp, sb: java.lang.StringBuilder): Unit = {
+    sb.append(u.op).append('(')
+    sepBy(u.args, ", ", sb)(a => sb.append(a))
+    sb.append(')')
   }
 
-  def leaf(l: Leaf): String = l match {
-    case c: ConstantLeaf => s"Constant(${c.detail})"
-    case g: GetLeaf => get(g)
+  private def get(g: GetLeaf, sb: java.lang.StringBuilder): Unit = {
+    sb.append("Get ").append(g.name)
+    g.source match {
+      case "cache" => sb.append(" (cached: existing arrangement)")
+      case "stream" => sb.append(" (stream)")
+      case _ =>
+    }
+  }
+
+  private def leaf(l: Leaf, sb: java.lang.StringBuilder): Unit = l match {
+    case c: ConstantLeaf => sb.append("Constant(").append(c.detail).append(')')
+    case g: GetLeaf => get(g, sb)
     case j: JoinLeaf =>
-      (Seq("Join", s"type=${j.joinType}") ++ (if (j.on.nonEmpty) Seq(j.on.mkString("on=(", ", ", ")")) else Nil) ++
-        j.condition.map(c => s"cond=($c)").toSeq ++ j.inputs.map(get)).mkString(" ")
-    case o: OpaqueLeaf => (Seq(s"Opaque ${o.node}(${o.detail})") ++ o.inputs.map(get)).mkString(" ")
+      sb.append("Join type=").append(j.joinType)
+      if (j.on.nonEmpty) { sb.append(" on=("); sepBy(j.on, ", ", sb)(x => sb.append(x)); sb.append(')') }
+      j.condition.foreach(c => sb.append(" cond=(").append(c).append(')'))
+      j.inputs.foreach { g => sb.append(' '); get(g, sb) }
+    case o: OpaqueLeaf =>
+      sb.append("Opaque ").append(o.node).append('(').append(o.detail).append(')')
+      o.inputs.foreach { g => sb.append(' '); get(g, sb) }
   }
 
-  def branch(b: Branch): String =
-    ((if (b.negate) Seq("Negate") else Nil) ++ b.unary.reverse.map(unary) ++ Seq(leaf(b.leaf))).mkString(" ")
+  private def branch(b: Branch, sb: java.lang.StringBuilder): Unit = {
+    if (b.negate) sb.append("Negate ")
+    var i = b.unary.size - 1
+    val us = b.unary.toIndexedSeq
+    while (i >= 0) { unary(us(i), sb); sb.append(' '); i -= 1 }
+    leaf(b.leaf, sb)
+  }
 
-  def body(b: Block): Seq[String] = {
-    val hd = b.head.map(head)
-    b.branches match {
-      case Seq(one) => Seq((hd.toSeq :+ branch(one)).mkString(" "))
-      case many =>
-        hd.toSeq ++ many.zipWithIndex.map { case (br, i) => (if (i == 0) "Union " else "      ") + branch(br) }
-    }
+  /** The block's head and branches, each line ended by a newline. */
+  private def body(b: Block, sb: java.lang.StringBuilder): Unit = b.branches match {
+    case Seq(one) =>
+      b.head.foreach { h => head(h, sb); sb.append(' ') }
+      branch(one, sb); sb.append('\n')
+    case many =>
+      b.head.foreach { h => head(h, sb); sb.append('\n') }
+      var first = true
+      many.foreach { br =>
+        sb.append(if (first) "Union " else "      "); first = false
+        branch(br, sb); sb.append('\n')
+      }
   }
 }

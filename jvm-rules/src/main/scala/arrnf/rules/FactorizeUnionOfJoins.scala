@@ -84,10 +84,15 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
     }
   }
 
+  // Whether this JVM ever tagged a join: until then no plan can hold the tag, and `firedIn`, which
+  // every explain section calls, need not walk the plan.
+  @volatile private var everTagged = false
+
   /** The reasons of every factorized join in an (optimized) logical plan. */
   def firedIn(plan: LogicalPlan): java.util.List[String] = {
     import scala.jdk.CollectionConverters._
-    plan.collect { case j: Join if j.getTagValue(Tag).isDefined => j.getTagValue(Tag).get }.asJava
+    if (!everTagged) java.util.Collections.emptyList[String]()
+    else plan.collect { case j: Join if j.getTagValue(Tag).isDefined => j.getTagValue(Tag).get }.asJava
   }
 
 
@@ -294,6 +299,7 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
       val inner = factorize(union) // the B sides may share a further factor (n-way chains)
       val join = Join(aPlan, inner, Inner, Some(ref.aConds.map(onTop).reduceLeft(And)), JoinHint.NONE)
       join.setTagValue(Tag, reason)
+      everTagged = true
       Project(outputs, join)
     }
     Some(Candidate(ms.map(_._1), () => make(), saved, aBytes, reason))

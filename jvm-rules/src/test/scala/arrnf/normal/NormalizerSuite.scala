@@ -85,6 +85,25 @@ class NormalizerSuite extends ArrnfSparkSuite {
     assert(Arrnf.explain(df.queryExecution.executedPlan).contains("Reduce keys=["))
   }
 
+  test("explain reads statistics from the copy Spark planned: every node paired, the same text") {
+    val df = spark.sql("select ak, count(*) c from j_a join j_b on ak = bk join j_c on bv = ck group by ak")
+    val physical = df.queryExecution.executedPlan
+    val optimized = df.queryExecution.optimizedPlan
+    val planned = Arrnf.plannedCopyOf(physical)
+    assert(planned.exists(_ ne optimized))
+    val pairs = new java.util.IdentityHashMap[LogicalPlan, LogicalPlan]()
+    Normalizer.pairUp(optimized, planned.get, pairs)
+    var nodes = 0
+    optimized.foreach(_ => nodes += 1)
+    assert(pairs.size == nodes)
+    assert(Arrnf.explain(physical) == Arrnf.textOfPlan(optimized, "query"))
+    // Another query's plan (other expression ids) pairs nothing: its statistics are not borrowed.
+    val other = new java.util.IdentityHashMap[LogicalPlan, LogicalPlan]()
+    Normalizer.pairUp(optimized, spark.sql("select ak, count(*) c from j_a join j_b on ak = bk join j_c on bv = ck group by ak")
+      .queryExecution.optimizedPlan, other)
+    assert(other.isEmpty)
+  }
+
   test("text helpers: human sizes round half up without overflow; position runs compress; positions by id") {
     assert(TextFormat.human(999L, "B") == "999B")
     assert(TextFormat.human(1049L, "") == "1.0k" && TextFormat.human(1050L, "") == "1.1k")
