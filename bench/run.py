@@ -3,10 +3,12 @@
     python bench/run.py                      # scale factor 1, TPC-H + TPC-DS + synthetic, broadcast on and off
     python bench/run.py --scale 0.1 --runs 3 --only tpch:q1,tpcds:q71,synthetic:unit_join
 
-For each broadcast setting one Spark process is started (``worker``); in it every query is first
-planned both ways ``--plan-runs`` times (Spark's ``QueryPlanningTracker`` phases, and the ArrNF
-explain section's time, measured in the JVM), then runs with the extension's rewrites off (vanilla) and on after
-``--warmup`` untimed runs (which also collect each side's operator counts, so no bookkeeping falls
+For each broadcast setting one Spark process is started (``worker``). It first plans every TPC-H /
+TPC-DS query both ways, untimed (``--plan-warmup`` rounds: the JIT compiles the optimizer and the
+rules before anything is timed). Then every query is planned both ways ``--plan-runs`` times (Spark's
+``QueryPlanningTracker`` phases, the ArrNF explain section's time and, for scale, that of Spark's own
+``explain("extended")`` text, both measured in the JVM), then runs with the extension's rewrites off
+(vanilla) and on after ``--warmup`` untimed runs (which also collect each side's operator counts, so no bookkeeping falls
 between timed runs). Timed runs alternate the sides, each pair changing which goes first, and each
 starts after a JVM garbage collection. Queries where a rule fired get ``--runs`` timed runs per side;
 queries where none fired have the same plan both ways and get ``--same-plan-runs`` (default 2): their
@@ -116,7 +118,7 @@ def _plan_times(spark, sql, n):
     from pyspark_arrnf.compare import arrnf_enabled
 
     jvm = spark._jvm
-    acc = {"off": {"opt": [], "plan": []}, "on": {"opt": [], "plan": [], "explain": [], "rules": []}}
+    acc = {"off": {"opt": [], "plan": []}, "on": {"opt": [], "plan": [], "explain": [], "spark_explain": [], "rules": []}}
     fired = []
     for r in range(n):
         for side in (("off", "on") if r % 2 == 0 else ("on", "off")):
@@ -130,13 +132,30 @@ def _plan_times(spark, sql, n):
                     acc[side]["rules"].append(sum(float(v) for v in dict(jvm.arrnf.PlanFacts.ruleMillis(jdf)).values()))
                     # Timed inside the JVM: across py4j a long section pays a socket delay of ~40 ms.
                     acc[side]["explain"].append(float(jvm.arrnf.PlanFacts.explainMillis(jdf)))
+                    # For scale: Spark's own explain("extended") text of the same plan.
+                    acc[side]["spark_explain"].append(float(jvm.arrnf.PlanFacts.sparkExplainMillis(jdf)))
     out = {"fired": fired}
     for side, a in acc.items():
         out[side] = {"optimization_ms": _median(a["opt"]), "planning_ms": _median(a["plan"]), "plan_runs": n}
         if side == "on":
             out[side]["explain_ms"] = _median(a["explain"])
+            out[side]["spark_explain_ms"] = _median(a["spark_explain"])
             out[side]["rules_ms"] = _median(a["rules"])
     return out
+
+
+def _plan_warmup(spark, items, rounds) -> None:
+    """Untimed planning of every TPC-H / TPC-DS query, both ways, with its explain section: the JIT
+    compiles the optimizer's and the extension's code before any of it is timed. Without it the first
+    queries' planning times are those of a cold JVM (TPC-H q2's optimizer phase took 135 ms in the
+    first round, about 25 ms once warm), on both sides."""
+    tpc = [(kind, sql) for kind, _, sql, _ in items if kind in ("tpch", "tpcds")]
+    for r in range(rounds):
+        t0 = time.perf_counter()
+        for kind, sql in tpc:
+            spark.catalog.setCurrentDatabase(kind)
+            _plan_times(spark, sql, 1)
+        print(f"planning warm-up {r + 1}/{rounds}: {len(tpc)} queries in {time.perf_counter() - t0:.0f} s", flush=True)
 
 
 def _timed_runs(spark, sql, args, kind, plans, fired, entry) -> None:
@@ -196,6 +215,7 @@ def worker(args) -> int:
     only = set(args.only.split(",")) if args.only else None
     results = []
     items = _workload(only, kinds)
+    _plan_warmup(spark, items, args.plan_warmup)
     for i, (kind, name, sql, case) in enumerate(items):
         entry = {"kind": kind, "name": name, "broadcast": args.broadcast}
         saved = {}
@@ -238,7 +258,7 @@ def _machine(args) -> dict:
         "python": platform.python_version(), "java": java, "pyspark": pyspark.__version__,
         "scale_factor": args.scale, "synthetic_scale": args.synthetic_scale, "runs": args.runs,
         "warmup": args.warmup, "same_plan_runs": args.same_plan_runs,
-        "plan_runs": args.plan_runs, "shuffle_partitions": args.partitions, "driver_memory": args.driver_memory,
+        "plan_runs": args.plan_runs, "plan_warmup": args.plan_warmup, "shuffle_partitions": args.partitions, "driver_memory": args.driver_memory,
         "master": "local[2]", "date": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
 
@@ -254,6 +274,8 @@ def main(argv=None) -> int:
     p.add_argument("--same-plan-runs", type=int, default=2,
                    help="timed runs per side for queries where no rule fired (identical plans: noise control)")
     p.add_argument("--plan-runs", type=int, default=5, help="planning-only repetitions per side")
+    p.add_argument("--plan-warmup", type=int, default=1,
+                   help="untimed planning rounds over all TPC-H / TPC-DS queries before any timing")
     p.add_argument("--plan-only", action="store_true", help="time planning only (no query runs): planning.json")
     p.add_argument("--partitions", type=int, default=8)
     p.add_argument("--driver-memory", default="12g")
@@ -281,7 +303,7 @@ def main(argv=None) -> int:
     for b in args.broadcast.split(","):
         part = out / f"part-broadcast-{b}.json"
         cmd = [sys.executable, __file__, "worker", "--broadcast", b, "--out", str(part)]
-        for flag in ("scale", "synthetic_scale", "runs", "same_plan_runs", "plan_runs", "warmup", "partitions", "driver_memory", "kinds", "only"):
+        for flag in ("scale", "synthetic_scale", "runs", "same_plan_runs", "plan_runs", "plan_warmup", "warmup", "partitions", "driver_memory", "kinds", "only"):
             v = getattr(args, flag)
             if v is not None:
                 cmd += [f"--{flag.replace('_', '-')}", str(v)]
