@@ -51,9 +51,10 @@ object ArrnfExplainProvider {
         val fired = logical.toSeq.flatMap(lp => scala.util.Try(
           arrnf.rules.FactorizeUnionOfJoins.firedIn(lp).asScala.toSeq).getOrElse(Nil))
           .map(reason => s"FactorizeUnionOfJoins fired: $reason\n").mkString
-        // Never throws: a plan the normalizer cannot handle gives a one-line message instead.
-        val planned = scala.util.Try(arrnf.normal.Arrnf.plannedCopyOf(plan)).toOption.flatten
-        val text = fired + arrnf.normal.Arrnf.explainOf(logical, planned)
+        // Never throws: a plan the normalizer cannot handle gives a one-line message instead. It reads
+        // the copy Spark planned (where the planner's statistics are); the text is kept on `logical`.
+        val planned = scala.util.Try(arrnf.normal.Arrnf.plannedOf(plan)).toOption.flatten
+        val text = fired + arrnf.normal.Arrnf.explainOf(planned)
         // A tag is copied along when a plan is transformed: `of` tells the plan it was built for.
         logical.foreach(lp => lp.setTagValue(SectionTag, Built(lp, text)))
         text

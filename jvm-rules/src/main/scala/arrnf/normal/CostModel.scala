@@ -3,7 +3,7 @@ package arrnf.normal
 import scala.util.Try
 
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expression}
-import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Statistics}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.internal.SQLConf
 
 /**
@@ -66,8 +66,7 @@ object CostModel {
       arrangeKeys: Seq[Seq[Expression]],
       consumers: Seq[Consumer],
       streaming: Boolean,
-      unknownLeaf: LogicalPlan => Boolean,
-      stats: LogicalPlan => Statistics = _.stats): Cost = {
+      unknownLeaf: LogicalPlan => Boolean): Cost = {
     val (n, rule) = counts(head)
     val why = head match {
       case _ if consumers.isEmpty => "the query's result"
@@ -91,7 +90,7 @@ object CostModel {
     val all = arrangedOut
     val values: Seq[Attribute] = if (h.kind == "ArrangeBy") all.filterNot(refs.contains) else all
     val valueWidth = values.map(a => Try(a.dataType.defaultSize).getOrElse(8)).sum
-    val (rows, source) = if (streaming) (None, "unknown") else estimateRows(arranged, arrangedOut, unknownLeaf, stats)
+    val (rows, source) = if (streaming) (None, "unknown") else estimateRows(arranged, arrangedOut, unknownLeaf)
     val bytes = rows.map(r => (BigInt(r) * (keyWidth + valueWidth + UpdateOverhead)).min(BigInt(Long.MaxValue)).toLong)
     Cost(n, rule, h.keys, values.map(_.name), rows, bytes, source, why)
   }
@@ -102,14 +101,14 @@ object CostModel {
    * the blocks of a program nest, so asking each block's subtree afresh would walk the plan once per
    * block. One per normalized program.
    */
-  def unknownLeafTest(stats: LogicalPlan => Statistics = _.stats): LogicalPlan => Boolean = {
+  def unknownLeafTest(): LogicalPlan => Boolean = {
     val default = BigInt(SQLConf.get.defaultSizeInBytes)
     val memo = new java.util.IdentityHashMap[LogicalPlan, java.lang.Boolean]()
     def unknown(p: LogicalPlan): Boolean = {
       val known = memo.get(p)
       if (known != null) known.booleanValue
       else {
-        val u = if (p.children.isEmpty) Try(stats(p).sizeInBytes >= default).getOrElse(true)
+        val u = if (p.children.isEmpty) Try(p.stats.sizeInBytes >= default).getOrElse(true)
           else p.children.exists(unknown)
         memo.put(p, u)
         u
@@ -118,8 +117,8 @@ object CostModel {
     unknown
   }
 
-  def estimateRows(p: LogicalPlan, output: Seq[Attribute], unknownLeaf: LogicalPlan => Boolean,
-      stats: LogicalPlan => Statistics = _.stats): (Option[Long], String) = Try(stats(p)).toOption match {
+  def estimateRows(p: LogicalPlan, output: Seq[Attribute],
+      unknownLeaf: LogicalPlan => Boolean): (Option[Long], String) = Try(p.stats).toOption match {
     case None => (None, "unknown")
     case Some(s) => s.rowCount match {
       case Some(rc) => (Some(rc.toLong), "rowCount")

@@ -63,7 +63,7 @@ private[normal] final case class ShownAs(text: String) extends LeafExpression wi
  *    already is an arrangement by those keys (a Reduce/Distinct keyed by them, or a cached DataFrame);
  *  - subquery plans, CTE definitions and the inputs of opaque nodes are blocks of their own.
  */
-final class Normalizer(rootName: String, withSql: Boolean = true, planned: Option[LogicalPlan] = None) {
+final class Normalizer(rootName: String, withSql: Boolean = true) {
 
   /** A block's SQL form, built only when asked for (`pyspark_arrnf.sql` reads them from the JSON
    *  form); the text form and the explain section skip them, which is most of their cost. */
@@ -235,21 +235,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true, planned: Optio
   }
 
   private var streaming = false
-  private lazy val unknownLeaf = CostModel.unknownLeafTest(statsOf)
-
-  // Spark plans a copy of the optimized plan (`QueryExecution.sparkPlan` clones it) and caches the
-  // statistics it asks for on that copy's nodes. Computing the same numbers again on the plan given
-  // here took 14% of the explain sections' time (TPC-DS, profiled): ask the copy's twin node instead.
-  private var normalized: LogicalPlan = _
-  private lazy val twins: java.util.IdentityHashMap[LogicalPlan, LogicalPlan] = {
-    val m = new java.util.IdentityHashMap[LogicalPlan, LogicalPlan]()
-    planned.foreach(Normalizer.pairUp(normalized, _, m))
-    m
-  }
-  private def statsOf(p: LogicalPlan): Statistics = {
-    val twin = twins.get(p)
-    (if (twin != null) twin else p).stats
-  }
+  private lazy val unknownLeaf = CostModel.unknownLeafTest()
 
   /** Normalizes on the calling thread when the plan is shallow, else on a thread with a deep stack:
    *  the walk recurses once per plan level, and py4j's threads (and the explain provider's) have
@@ -261,7 +247,6 @@ final class Normalizer(rootName: String, withSql: Boolean = true, planned: Optio
 
   private def normalizeHere(plan: LogicalPlan): ArrnfProgram = {
     streaming = plan.isStreaming
-    normalized = plan
     val (finishing, core) = peelFinishing(plan)
     val root = new Builder(rootName, rootName)
     root.sharing = 1
@@ -831,7 +816,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true, planned: Optio
     val consumers = b.consumers.toSeq.map(c => c.copy(block = rn(c.block)))
     val branches = b.branches.map(br => br.copy(leaf = fixLeaf(br.leaf)))
     val cost = CostModel.cost(b.head, b.plan, b.input, b.plan.out, b.input.out, b.keySets.map(_._3).toSeq, consumers,
-      streaming, unknownLeaf, statsOf)
+      streaming, unknownLeaf)
     Block(rn(b.name), b.head, branches, b.columns, math.max(b.sharing, 1), consumers, cost, b.notes.toSeq)
   }
 }
@@ -867,27 +852,8 @@ object Normalizer {
     result.fold(e => throw e, identity)
   }
 
-  def apply(plan: LogicalPlan, name: String = "query", withSql: Boolean = true,
-      planned: Option[LogicalPlan] = None): ArrnfProgram =
-    new Normalizer(name, withSql, planned).normalize(plan)
-
-  /** Pairs each node of `plan` with the node at the same place in `copy` (a `clone()` of it, which
-   *  keeps expression ids): nothing unless the roots hold equal expressions, and below, while both
-   *  have the same operator and number of children (leaves: the same output); a subtree that differs
-   *  is left unpaired. Iterative: plans can be deeper than the calling thread's stack allows. (The
-   *  root's output is not compared: above a join chain it is recomputed through every join.) */
-  private[normal] def pairUp(plan: LogicalPlan, copy: LogicalPlan, into: java.util.IdentityHashMap[LogicalPlan, LogicalPlan]): Unit = {
-    def ids(p: LogicalPlan) = p.output.map(_.exprId)
-    if ((plan eq copy) || plan.getClass != copy.getClass || plan.expressions != copy.expressions) return
-    val stack = mutable.Stack[(LogicalPlan, LogicalPlan)]((plan, copy))
-    while (stack.nonEmpty) {
-      val (p, c) = stack.pop()
-      if (p.getClass == c.getClass && p.children.size == c.children.size && (p.children.nonEmpty || ids(p) == ids(c))) {
-        into.put(p, c)
-        p.children.iterator.zip(c.children.iterator).foreach(stack.push)
-      }
-    }
-  }
+  def apply(plan: LogicalPlan, name: String = "query", withSql: Boolean = true): ArrnfProgram =
+    new Normalizer(name, withSql).normalize(plan)
 
   def ref(i: Int, name: String): String = s"#$i{$name}"
 

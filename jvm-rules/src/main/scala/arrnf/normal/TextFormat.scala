@@ -48,10 +48,10 @@ object TextFormat {
     xs.foreach { x => if (!first) sb.append(sep); first = false; each(x) }
   }
 
+  private def commaSeparated(xs: Seq[String], sb: java.lang.StringBuilder): Unit = sepBy(xs, ", ", sb)(x => sb.append(x))
+
   private def strings(xs: Seq[String], sb: java.lang.StringBuilder): Unit = {
-    sb.append('[')
-    sepBy(xs, ", ", sb)(x => sb.append(x))
-    sb.append(']')
+    sb.append('['); commaSeparated(xs, sb); sb.append(']')
   }
 
   private def header(b: Block, sb: java.lang.StringBuilder): Unit = {
@@ -97,9 +97,7 @@ object TextFormat {
   }
 
   private def unary(u: UnaryOp, sb: java.lang.StringBuilder): Unit = {
-    sb.append(u.op).append('(')
-    sepBy(u.args, ", ", sb)(a => sb.append(a))
-    sb.append(')')
+    sb.append(u.op).append('('); commaSeparated(u.args, sb); sb.append(')')
   }
 
   private def get(g: GetLeaf, sb: java.lang.StringBuilder): Unit = {
@@ -116,7 +114,7 @@ object TextFormat {
     case g: GetLeaf => get(g, sb)
     case j: JoinLeaf =>
       sb.append("Join type=").append(j.joinType)
-      if (j.on.nonEmpty) { sb.append(" on=("); sepBy(j.on, ", ", sb)(x => sb.append(x)); sb.append(')') }
+      if (j.on.nonEmpty) { sb.append(" on=("); commaSeparated(j.on, sb); sb.append(')') }
       j.condition.foreach(c => sb.append(" cond=(").append(c).append(')'))
       j.inputs.foreach { g => sb.append(' '); get(g, sb) }
     case o: OpaqueLeaf =>
@@ -126,9 +124,7 @@ object TextFormat {
 
   private def branch(b: Branch, sb: java.lang.StringBuilder): Unit = {
     if (b.negate) sb.append("Negate ")
-    var i = b.unary.size - 1
-    val us = b.unary.toIndexedSeq
-    while (i >= 0) { unary(us(i), sb); sb.append(' '); i -= 1 }
+    b.unary.reverseIterator.foreach { u => unary(u, sb); sb.append(' ') }
     leaf(b.leaf, sb)
   }
 
