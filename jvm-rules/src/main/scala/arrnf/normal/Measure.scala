@@ -243,8 +243,7 @@ object Measure {
    */
   def json(df: Dataset[_], name: String): String = {
     val qe = df.queryExecution
-    val n = new Normalizer(name)
-    val program = n.normalize(qe.optimizedPlan)
+    val (program, n) = Normalizer.build(qe.optimizedPlan, name)
     val physical = qe.executedPlan
     val isFinal = physical match {
       case a: AdaptiveSparkPlanExec => JBool(Try(a.isFinalPlan).getOrElse(false))
@@ -270,8 +269,7 @@ object Measure {
     }
     val exec = se.lastExecution
     if (exec == null) return JsonMethods.compact(JsonMethods.render(JObject("error" -> JString("no micro-batch has run yet"))))
-    val n = new Normalizer(name)
-    val program = n.normalize(exec.optimizedPlan)
+    val (program, n) = Normalizer.build(exec.optimizedPlan, name)
     val w = new Walker(n)
     val writers = exec.executedPlan.collect { case s: StateStoreWriter => s }
     val ops = writers.zipWithIndex.map { case (s, i) =>

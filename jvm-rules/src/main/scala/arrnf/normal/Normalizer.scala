@@ -63,7 +63,7 @@ private[normal] final case class ShownAs(text: String) extends LeafExpression wi
  *    already is an arrangement by those keys (a Reduce/Distinct keyed by them, or a cached DataFrame);
  *  - subquery plans, CTE definitions and the inputs of opaque nodes are blocks of their own.
  */
-final class Normalizer(rootName: String, withSql: Boolean = true) {
+final class Normalizer private (rootName: String, withSql: Boolean, shallowOnly: Boolean) {
 
   /** A block's SQL form, built only when asked for (`pyspark_arrnf.sql` reads them from the JSON
    *  form); the text form and the explain section skip them, which is most of their cost. */
@@ -237,15 +237,7 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
   private var streaming = false
   private lazy val unknownLeaf = CostModel.unknownLeafTest()
 
-  /** Normalizes on the calling thread when the plan is shallow, else on a thread with a deep stack:
-   *  the walk recurses once per plan level, and py4j's threads (and the explain provider's) have
-   *  small stacks; 300-deep plans need more. Starting a thread costs more than normalizing a
-   *  typical plan, so only deep plans pay for it. */
-  def normalize(plan: LogicalPlan): ArrnfProgram =
-    if (Normalizer.depthAtMost(plan, Normalizer.ShallowDepth)) normalizeHere(plan)
-    else Normalizer.onDeepStack(normalizeHere(plan))
-
-  private def normalizeHere(plan: LogicalPlan): ArrnfProgram = {
+  private def normalize(plan: LogicalPlan): ArrnfProgram = {
     streaming = plan.isStreaming
     val (finishing, core) = peelFinishing(plan)
     val root = new Builder(rootName, rootName)
@@ -593,9 +585,15 @@ final class Normalizer(rootName: String, withSql: Boolean = true) {
     SqlPart("join", exprs = j.condition.map(sqlOf(_, both)).toSeq, names = flag, text = Some(jt))
   }
 
+  // Plan levels walked so far (a subquery's plan counts as levels below its node): a shallow-only
+  // normalizer gives up past `ShallowDepth`, and `Normalizer.build` starts again on a deep stack.
+  private var level = 0
+
   private def toBody(p: LogicalPlan, ctx: Ctx): Body = {
     if (!isHead(p)) note(p, ctx.block, force = false)
-    toBodyOf(p, ctx)
+    level += 1
+    if (shallowOnly && level > ShallowDepth) throw TooDeep
+    try toBodyOf(p, ctx) finally level -= 1
   }
 
   private def toBodyOf(p: LogicalPlan, ctx: Ctx): Body = p match {
@@ -827,20 +825,6 @@ object Normalizer {
   /** Plan levels (subquery plans included) the calling thread's stack is trusted with. */
   private[normal] val ShallowDepth = 64
 
-  /** Whether `plan` is at most `limit` levels deep, counting the plans of subquery expressions
-   *  as levels below their node. Iterative, and stops as soon as the limit is passed. */
-  private[normal] def depthAtMost(plan: LogicalPlan, limit: Int): Boolean = {
-    val stack = mutable.Stack[(LogicalPlan, Int)]()
-    stack.push((plan, 1))
-    while (stack.nonEmpty) {
-      val (p, d) = stack.pop()
-      if (d > limit) return false
-      p.children.foreach(c => stack.push((c, d + 1)))
-      if (p.containsPattern(PLAN_EXPRESSION)) p.subqueries.foreach(q => stack.push((q, d + 1)))
-    }
-    true
-  }
-
   /** Runs `body` on a fresh thread with a 512 MB stack (reserved, not committed) and returns its
    *  result or rethrows its failure. The active session (an inheritable thread-local) carries over. */
   def onDeepStack[T](body: => T): T = {
@@ -852,8 +836,31 @@ object Normalizer {
     result.fold(e => throw e, identity)
   }
 
+  /** Thrown by a shallow-only normalizer that walked past [[ShallowDepth]] plan levels. */
+  private object TooDeep extends scala.util.control.ControlThrowable
+
+  /**
+   * The ArrNF program of `plan`, and the normalizer that built it (for [[Normalizer.blockOf]]).
+   *
+   * The walk recurses once per plan level, and py4j's threads (and the explain provider's) have
+   * small stacks; 300-deep plans need more. It starts on the calling thread; a plan deeper than
+   * [[ShallowDepth]] levels (or one whose statistics or canonical forms overflow the stack) is
+   * normalized again from the start on a thread with a deep stack. Starting a thread costs more
+   * than normalizing a typical plan, so only deep plans pay for it; measuring every plan's depth
+   * first took 9% of the explain section.
+   */
+  def build(plan: LogicalPlan, name: String = "query", withSql: Boolean = true): (ArrnfProgram, Normalizer) = {
+    val shallow = new Normalizer(name, withSql, shallowOnly = true)
+    try (shallow.normalize(plan), shallow)
+    catch {
+      case TooDeep | _: StackOverflowError =>
+        val deep = new Normalizer(name, withSql, shallowOnly = false)
+        (onDeepStack(deep.normalize(plan)), deep)
+    }
+  }
+
   def apply(plan: LogicalPlan, name: String = "query", withSql: Boolean = true): ArrnfProgram =
-    new Normalizer(name, withSql).normalize(plan)
+    build(plan, name, withSql)._1
 
   def ref(i: Int, name: String): String = s"#$i{$name}"
 

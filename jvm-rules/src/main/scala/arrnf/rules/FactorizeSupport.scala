@@ -77,11 +77,14 @@ private[rules] object FactorizeCost {
     (vanilla, factored)
   }
 
+  private val Units = Array("B", "KB", "MB", "GB", "TB", "PB")
+
+  /** `b` in binary units, one decimal. In doubles: dividing by 1024 is exact, and a BigDecimal
+   *  division and conversion took a sixth of the rule's cost decision on TPC-DS (profiled). */
   def human(b: BigInt): String = {
-    val units = Seq("B", "KB", "MB", "GB", "TB", "PB")
-    var v = BigDecimal(b); var i = 0
-    while (v >= 1024 && i < units.size - 1) { v /= 1024; i += 1 }
-    f"${v.toDouble}%.1f${units(i)}"
+    var v = b.toDouble; var i = 0
+    while (v >= 1024 && i < Units.length - 1) { v /= 1024; i += 1 }
+    f"$v%.1f${Units(i)}"
   }
 }
 

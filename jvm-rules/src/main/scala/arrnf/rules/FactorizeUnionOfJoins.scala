@@ -240,19 +240,20 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
     val threshold = conf.autoBroadcastJoinThreshold
     val aLeaf = ms.head._2.flat.leaves.find(l => FlatBranch.core(l) eq ref.aCore).getOrElse(ref.aCore)
     val what = describe(ref.aCore)
-    val sizes = ms.map { case (_, s, _) => FactorizeCost.bytes(s.rest) }
     val aBytesOpt = FactorizeCost.bytes(aLeaf)
-    if (aBytesOpt.isEmpty || sizes.exists(_.isEmpty)) {
-      FactorizeStatus.recordDecline(s"$what: no statistics"); return None
-    }
-    val aBytes = aBytesOpt.get
-    if (FactorizeCost.broadcastable(aLeaf, threshold)) {
-      val reason = s"$what (${FactorizeCost.human(aBytes)}) is broadcast in every branch anyway " +
+    // A broadcast A is declined before the other sides' statistics are computed (they are new joins).
+    if (aBytesOpt.isDefined && FactorizeCost.broadcastable(aLeaf, threshold)) {
+      val reason = s"$what (${FactorizeCost.human(aBytesOpt.get)}) is broadcast in every branch anyway " +
         s"(spark.sql.autoBroadcastJoinThreshold=$threshold): nothing to save"
       logInfo(s"pyspark-arrnf FactorizeUnionOfJoins declined: $reason")
       FactorizeStatus.recordDecline(reason)
       return None
     }
+    val sizes = ms.map { case (_, s, _) => FactorizeCost.bytes(s.rest) }
+    if (aBytesOpt.isEmpty || sizes.exists(_.isEmpty)) {
+      FactorizeStatus.recordDecline(s"$what: no statistics"); return None
+    }
+    val aBytes = aBytesOpt.get
     // Build the factored plan first: its union's size decides whether it can be broadcast.
     val slots: Seq[Attribute] = ms.head._3.slots.values.map(_._1).toSeq
     val branches = ms.map { case (_, s, un) =>
@@ -269,7 +270,7 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
     val saved = vanilla - factored
     val minSaving = ArrnfConf.factorizeMinSaving(conf)
     if (saved <= 0 || BigDecimal(saved) < BigDecimal(vanilla) * minSaving) {
-      val share = if (vanilla > 0) f"${(BigDecimal(saved) / BigDecimal(vanilla) * 100).toDouble}%.1f%%" else "-"
+      val share = if (vanilla > 0) f"${saved.toDouble / vanilla.toDouble * 100}%.1f%%" else "-"
       val reason = s"$what out of ${ms.size} branches: saves too little ($share of the union of joins " +
         s"≈${FactorizeCost.human(vanilla)}, factorized ≈${FactorizeCost.human(factored)}; " +
         s"${ArrnfConf.FactorizeMinSaving}=$minSaving)"
