@@ -76,6 +76,16 @@ class NormalizerSuite extends ArrnfSparkSuite {
     assert(Arrnf.program(PlanShapes.union(2000), "u").blocks.last.branches.size == 2000)
     val p = Arrnf.program(PlanShapes.joinChain(300), "chain")
     assert(p.arrangements == 2 * 300)
+    // Past 64 levels the walk starts again on a deep stack: nothing of the abandoned walk is left
+    // (block names count from tmp0, no block twice, every consumer a block of the program).
+    for (n <- Seq(30, 70, 300)) {
+      val c = Arrnf.program(PlanShapes.joinChain(n), "chain")
+      val names = c.blocks.map(_.name)
+      val tmps = names.filter(_ != "chain")
+      assert(tmps.distinct.size == tmps.size && tmps.toSet == tmps.indices.map(i => s"chain.tmp$i").toSet, names.take(5))
+      assert(c.blocks.flatMap(_.consumers.map(_.block)).forall(names.toSet), n)
+      assert(c.arrangements == 2 * n && c.blocks.forall(_.sharing == 1), n)
+    }
   }
 
   test("explain never throws: a physical plan without a logical link gives one line") {
