@@ -59,8 +59,7 @@ object PlanFacts {
    *  (parsed, analyzed, optimized and physical plans), timed inside the JVM. The ArrNF section is
    *  built first and kept on the plan, so the extended explain finds it ready and this is Spark's part. */
   def sparkExplainMillis(df: Dataset[_]): Double = {
-    val plan = df.queryExecution.executedPlan
-    new ArrnfExplainProvider().generateExtendedInfo(plan)
+    ArrnfExplainProvider.section(df.queryExecution.executedPlan)
     val start = System.nanoTime()
     df.queryExecution.explainString(ExtendedMode)
     (System.nanoTime() - start) / 1e6

@@ -126,8 +126,12 @@ class FactorizeUnionOfJoinsSuite extends ArrnfSparkSuite {
 
   test("does not fire when A is broadcast in every branch anyway (cost guard)") {
     withConf("spark.sql.autoBroadcastJoinThreshold" -> "10MB") {
+      FactorizeStatus.reset()
       val (on, _) = planBothWays(threeBranches)
       assert(fired(on).isEmpty && joins(on).size == 3, on.treeString)
+      // Declined for the broadcast, before the other sides' statistics are asked for.
+      assert(FactorizeStatus.reasons().asScala.exists(r => r.startsWith("declined: ") && r.contains("is broadcast in every branch anyway")),
+        FactorizeStatus.reasons())
     }
   }
 
