@@ -118,7 +118,8 @@ def _plan_times(spark, sql, n):
     from pyspark_arrnf.compare import arrnf_enabled
 
     jvm = spark._jvm
-    acc = {"off": {"opt": [], "plan": []}, "on": {"opt": [], "plan": [], "explain": [], "spark_explain": [], "rules": []}}
+    acc = {"off": {"opt": [], "plan": []},
+           "on": {"opt": [], "plan": [], "recorded": [], "explain": [], "spark_explain": [], "rules": []}}
     fired = []
     for r in range(n):
         for side in (("off", "on") if r % 2 == 0 else ("on", "off")):
@@ -130,6 +131,9 @@ def _plan_times(spark, sql, n):
                 if side == "on":
                     fired = [str(x) for x in jvm.arrnf.PlanFacts.firedRules(jdf)]
                     acc[side]["rules"].append(sum(float(v) for v in dict(jvm.arrnf.PlanFacts.ruleMillis(jdf)).values()))
+                    # What the explain provider adds to every executed query (Spark asks it for the
+                    # description it records); first, while the section is not yet built and kept.
+                    acc[side]["recorded"].append(float(jvm.arrnf.PlanFacts.recordedDescriptionMillis(jdf)))
                     # Timed inside the JVM: across py4j a long section pays a socket delay of ~40 ms.
                     acc[side]["explain"].append(float(jvm.arrnf.PlanFacts.explainMillis(jdf)))
                     # For scale: Spark's own explain("extended") text of the same plan.
@@ -138,6 +142,7 @@ def _plan_times(spark, sql, n):
     for side, a in acc.items():
         out[side] = {"optimization_ms": _median(a["opt"]), "planning_ms": _median(a["plan"]), "plan_runs": n}
         if side == "on":
+            out[side]["recorded_description_ms"] = _median(a["recorded"])
             out[side]["explain_ms"] = _median(a["explain"])
             out[side]["spark_explain_ms"] = _median(a["spark_explain"])
             out[side]["rules_ms"] = _median(a["rules"])

@@ -42,6 +42,7 @@ def test_every_query_both_ways_in_both_broadcast_settings(report):
             assert set(s["physical"]) >= {"exchange", "sort", "join", "aggregate"}
             assert s["arrnf"]["arrangements"] >= 0 and "bytes" in s["arrnf"]
         assert e["on"]["explain_ms"] > 0 and e["on"]["spark_explain_ms"] > 0
+        assert e["on"]["recorded_description_ms"] > 0
         assert e["off"]["rows"] == e["on"]["rows"]
 
 
@@ -65,4 +66,5 @@ def test_markdown_and_plot(report):
     md = (report / "report.md").read_text()
     assert "## Headline" in md and "| on |" in md and "| off |" in md
     assert "## Where a rule fired" in md and "factorize_3_branches" in md
+    assert "rules + recorded description ratio" in md and "rules + explain ratio" in md
     assert (report / "ratios.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -24,11 +24,16 @@ import org.apache.spark.sql.execution.SparkPlan
 class ArrnfExplainProvider extends ExtendedExplainGenerator {
   override def title: String = "ArrNF"
 
-  override def generateExtendedInfo(plan: SparkPlan): String = {
+  override def generateExtendedInfo(plan: SparkPlan): String =
+    describe(plan, ArrnfExplainProvider.forRecordedDescription)
+
+  /** The text for `plan`; `recorded`: whether Spark is asking for an executed query's recorded
+   *  description (asked only when `spark.arrnf.explain.sqlUi` is off). */
+  private[arrnf] def describe(plan: SparkPlan, recorded: => Boolean): String = {
     val enabled = ArrnfConf.enabled(plan.conf)
     val version = s"pyspark-arrnf ${BuildInfo.version} (built for Spark ${BuildInfo.sparkVersion}); rewrites " +
       (if (enabled) "on" else s"off (${ArrnfConf.Enabled}=false)")
-    if (!ArrnfConf.explainInSqlUi(plan.conf) && ArrnfExplainProvider.forRecordedDescription) {
+    if (!ArrnfConf.explainInSqlUi(plan.conf) && recorded) {
       return version + "\n" + s"ArrNF: not built for the recorded plan description " +
         s"(${ArrnfConf.ExplainSqlUi}=true builds it); df.explain() shows it."
     }

@@ -55,6 +55,21 @@ object PlanFacts {
     (System.nanoTime() - start) / 1e6
   }
 
+  /** Milliseconds the explain provider takes when Spark asks it for the plan description it records
+   *  for an executed query (the SQL tab, the event log: once when the query starts, again after each
+   *  adaptive re-plan), with the session's settings: by default the one-line pointer, including the
+   *  stack walk that tells this call from `df.explain()`; the whole section (built once per plan)
+   *  with `spark.arrnf.explain.sqlUi=true`. What the explain provider adds to every executed query. */
+  def recordedDescriptionMillis(df: Dataset[_]): Double = {
+    val plan = df.queryExecution.executedPlan
+    val provider = new ArrnfExplainProvider()
+    val start = System.nanoTime()
+    // The walk is timed as Spark's call pays it; called from here it answers "no", so the answer
+    // Spark's call would get is given.
+    provider.describe(plan, { ArrnfExplainProvider.forRecordedDescription; true })
+    (System.nanoTime() - start) / 1e6
+  }
+
   /** For scale beside [[explainMillis]]: milliseconds of Spark's own `df.explain("extended")` text
    *  (parsed, analyzed, optimized and physical plans), timed inside the JVM. The ArrNF section is
    *  built first and kept on the plan, so the extended explain finds it ready and this is Spark's part. */
