@@ -28,7 +28,7 @@ def planning_summary(results: list[dict]) -> pd.DataFrame:
     (the description it records: a one-line pointer unless ``spark.arrnf.explain.sqlUi=true``); and
     the ArrNF explain section, built when a plan is explained.
 
-    >>> e = {"broadcast": "on", "off": {"optimization_ms": 100},
+    >>> e = {"kind": "tpch", "broadcast": "on", "off": {"optimization_ms": 100},
     ...      "on": {"optimization_ms": 104, "rules_ms": 2.0, "recorded_description_ms": 0.5, "explain_ms": 10.0}}
     >>> cols = ["measured ratio", "rules ratio", "rules + recorded description ratio", "rules + explain ratio"]
     >>> planning_summary([e])[cols].round(3).values.tolist()
@@ -37,7 +37,7 @@ def planning_summary(results: list[dict]) -> pd.DataFrame:
     rows = []
     by: dict[str, list[dict]] = {}
     for e in results:
-        if "error" not in e and e.get("kind", "tpch") in ("tpch", "tpcds"):
+        if "error" not in e and e["kind"] in ("tpch", "tpcds"):
             by.setdefault(e["broadcast"], []).append(e)
     for b, es in by.items():
         off = sum(e["off"]["optimization_ms"] for e in es)

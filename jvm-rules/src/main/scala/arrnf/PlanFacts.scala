@@ -50,9 +50,7 @@ object PlanFacts {
   def explainMillis(df: Dataset[_]): Double = {
     val plan = df.queryExecution.executedPlan
     val provider = new ArrnfExplainProvider()
-    val start = System.nanoTime()
-    provider.generateExtendedInfo(plan)
-    (System.nanoTime() - start) / 1e6
+    millis(provider.generateExtendedInfo(plan))
   }
 
   /** Milliseconds the explain provider takes when Spark asks it for the plan description it records
@@ -63,11 +61,9 @@ object PlanFacts {
   def recordedDescriptionMillis(df: Dataset[_]): Double = {
     val plan = df.queryExecution.executedPlan
     val provider = new ArrnfExplainProvider()
-    val start = System.nanoTime()
-    // The walk is timed as Spark's call pays it; called from here it answers "no", so the answer
-    // Spark's call would get is given.
-    provider.describe(plan, { ArrnfExplainProvider.forRecordedDescription; true })
-    (System.nanoTime() - start) / 1e6
+    // Called from here the stack walk answers "no": it is timed as Spark's call pays it, and the
+    // provider is then given the answer Spark's call gets.
+    millis { ArrnfExplainProvider.forRecordedDescription; provider.describe(plan, recorded = true) }
   }
 
   /** For scale beside [[explainMillis]]: milliseconds of Spark's own `df.explain("extended")` text
@@ -75,8 +71,12 @@ object PlanFacts {
    *  built first and kept on the plan, so the extended explain finds it ready and this is Spark's part. */
   def sparkExplainMillis(df: Dataset[_]): Double = {
     ArrnfExplainProvider.section(df.queryExecution.executedPlan)
+    millis(df.queryExecution.explainString(ExtendedMode))
+  }
+
+  private def millis(body: => Any): Double = {
     val start = System.nanoTime()
-    df.queryExecution.explainString(ExtendedMode)
+    body
     (System.nanoTime() - start) / 1e6
   }
 
