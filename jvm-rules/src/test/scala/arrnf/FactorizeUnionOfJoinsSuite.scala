@@ -2,6 +2,7 @@ package arrnf
 
 import scala.jdk.CollectionConverters._
 
+import org.apache.spark.sql.catalyst.expressions.Add
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan, Union}
 
 import arrnf.rules.{FactorizeStatus, FactorizeUnionOfJoins}
@@ -169,6 +170,32 @@ class FactorizeUnionOfJoinsSuite extends ArrnfSparkSuite {
         // Different failing expressions: they cannot be moved below the join nor shared above it.
         assert(fired(on2).isEmpty, on2.treeString)
       }
+    }
+  }
+
+  test("interval arithmetic overflows in every mode: with ANSI off it is not moved onto rows that did not join") {
+    shuffleJoins {
+      withConf("spark.sql.ansi.enabled" -> "false") {
+        // b.iv + b.iv overflows on fb1's rows x >= 2000, which never join fa.
+        val ivs = "make_dt_interval(if(x < 2000, 1, 100000000)) as iv"
+        val q = s"""select fa.k, b.iv + b.iv as s from fa join (select x, $ivs from fb1) b on fa.k = b.x
+                   |union all select fa.k, b.iv + b.iv from fa join (select y as x, $ivs from fb2) b on fa.k = b.x""".stripMargin
+        val (on, _) = planBothWays(q)
+        def hasAdd(p: LogicalPlan) = p.expressions.exists(_.exists(_.isInstanceOf[Add]))
+        // Fired, with the sum kept above the new join (the same expression in both branches), none in the union.
+        assert(fired(on).size == 1, on.treeString)
+        assert(on.exists(hasAdd) && !on.collect { case u: Union => u }.exists(_.exists(hasAdd)), on.treeString)
+      }
+    }
+  }
+
+  test("does not fire for an A that varies: an unseeded sample is not the same rows twice") {
+    shuffleJoins {
+      val q = """select a.k, fb1.v1 from (select * from fa tablesample (50 percent)) a join fb1 on a.k = fb1.x
+                |union all select a.k, fb2.v2 from (select * from fa tablesample (50 percent)) a join fb2 on a.k = fb2.y""".stripMargin
+      assert(fired(planBothWays(q)._1).isEmpty)
+      val seeded = q.replace("(50 percent)", "(50 percent) repeatable (7)")
+      assert(fired(planBothWays(seeded)._1).size == 1, "a seeded sample of a relation is the same rows each time")
     }
   }
 

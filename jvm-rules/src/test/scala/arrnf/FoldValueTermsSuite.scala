@@ -42,10 +42,39 @@ class FoldValueTermsSuite extends ArrnfSparkSuite {
     } finally spark.conf.unset("spark.sql.ansi.enabled")
   }
 
-  test("a - a is 0, NULL for a NULL column; n * 0 likewise") {
-    val (on, off) = assertSameBothWays("select a - a, n - n, m - m, n * 0, 0 * m from v")
-    assert(subtracts(on) == 0 && subtracts(off) == 3, on.treeString)
-    assert(multiplies(on) == 0 && multiplies(off) == 3, on.treeString) // a - a = 0 also prunes `id * 1000`
+  test("a - a is 0, NULL for a NULL column; n * 0 likewise (ANSI off: the columns' definitions cannot fail)") {
+    spark.conf.set("spark.sql.ansi.enabled", "false")
+    try {
+      // A view keeps the ANSI mode it was created in: v's columns were defined with ANSI on.
+      spark.sql("create or replace temp view v_legacy as select id * 1000 as a, " +
+        "if(id % 3 = 0, null, cast(id as decimal(10, 2)) / 4) as m, if(id % 2 = 0, null, id + 7) as n from range(5)")
+      val (on, off) = assertSameBothWays("select a - a, n - n, m - m, n * 0, 0 * m from v_legacy")
+      assert(subtracts(on) == 0 && subtracts(off) == 3, on.treeString)
+      assert(multiplies(on) == 0 && multiplies(off) == 3, on.treeString) // a - a = 0 also prunes `id * 1000`
+    } finally spark.conf.unset("spark.sql.ansi.enabled")
+  }
+
+  test("with ANSI on, a - a and n * 0 keep a definition that can fail (id * 1000, element_at), and its error") {
+    val (on, _) = assertSameBothWays("select a - a, n - n, n * 0 from v")
+    assert(subtracts(on) == 2 && multiplies(on) >= 2, on.treeString)
+    val q = "select d - d from (select id * 9223372036854775807 as d from range(1, 4))"
+    for (enabled <- Seq(true, false)) {
+      val err = intercept[Exception](withArrnf(enabled)(spark.sql(q).collect()))
+      assert(err.getMessage.contains("ARITHMETIC_OVERFLOW"), err.getMessage)
+    }
+    val (onSafe, _) = assertSameBothWays("select k - k, k * 0 from (select id % 7 as k from range(9))")
+    assert(subtracts(onSafe) == 0 && multiplies(onSafe) == 0, onSafe.treeString)
+  }
+
+  test("-(-x) on a DECIMAL folds up to 34 digits; at 35 to 38 Spark's negation rounds, and it stays") {
+    def q(p: Int) = s"select -(-x) from (select cast(id * cast(${"1" * p} as decimal($p, 0)) as decimal($p, 0)) as x " +
+      "from range(1, 3))"
+    val (on34, _) = assertSameBothWays(q(34))
+    assert(negNegs(on34) == 0, on34.treeString)
+    for (p <- Seq(35, 38)) {
+      val (on, _) = assertSameBothWays(q(p))
+      assert(negNegs(on) == 1, on.treeString)
+    }
   }
 
   test("d - d and d * 0 on doubles do not fold: inf - inf and NaN * 0 are NaN") {

@@ -6,6 +6,8 @@ import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.LEFT_SEMI_OR_ANTI_JOIN
 
+import arrnf.catalyst.Effects
+
 /**
  * Negation cancels for sets: `X ▷ X = ∅` and `X ⋉ X = X` — so `Q EXCEPT Q` is empty and
  * `Q INTERSECT Q` is `DISTINCT Q`.
@@ -22,13 +24,18 @@ import org.apache.spark.sql.catalyst.trees.TreePattern.LEFT_SEMI_OR_ANTI_JOIN
  * }}}
  *
  * When it holds: both inputs, seen through a projection that only renames columns, have the same
- * result (`sameResult` on canonicalized plans, never `==`) and are deterministic, so every row of the
- * left input has a twin in the right one. The join condition must hold between a row and its twin:
+ * result (`sameResult` on canonicalized plans, never `==`) and cannot vary (`Effects.canVary`: no
+ * non-deterministic expression, unseeded sample or RDD that draws random numbers), so every row of
+ * the left input has a twin in the right one. The join condition must hold between a row and its twin:
  * without a condition any row matches; otherwise every conjunct must compare the same underlying
  * column on both sides, by `<=>` (true for NULLs too) or by `=` on a non-nullable column. Then every
  * left row matches: the anti join keeps none, the semi join keeps all (once each, as semi joins do).
  * ANSI: no expression is added; the dropped condition is null-safe equality of columns, which
- * cannot raise. Streaming plans are left alone.
+ * cannot raise. The input must be unable to fail (`Effects.canFail`): the anti join's rewrite
+ * evaluates neither side (`Q EXCEPT Q` with `10 DIV (k-3)` in Q raises DIVIDE_BY_ZERO and still
+ * does), and the semi join's drops the right side, which vanilla Spark evaluates whole even where
+ * a limit stops reading the left. Collations need no test: a row always equals its own twin, and
+ * the semi join's rewrite keeps the left rows in their order. Streaming plans are left alone.
  */
 object EliminateSelfSemiAntiJoin extends Rule[LogicalPlan] {
 
@@ -67,7 +74,8 @@ object EliminateSelfSemiAntiJoin extends Rule[LogicalPlan] {
     if (left.isStreaming || right.isStreaming) return false
     val (lBase, lPos) = positions(left)
     val (rBase, rPos) = positions(right)
-    if (!lBase.deterministic || !rBase.deterministic || !SameResult(lBase, rBase)) return false
+    if (!SameResult(lBase, rBase)) return false
+    if (Effects.canVary(lBase) || Effects.canVary(rBase) || Effects.canFail(lBase)) return false
     def sameColumn(a: Attribute, b: Attribute): Boolean = {
       val (l, r) = if (lPos.contains(a.exprId.id)) (a, b) else (b, a)
       (lPos.get(l.exprId.id), rPos.get(r.exprId.id)) match {

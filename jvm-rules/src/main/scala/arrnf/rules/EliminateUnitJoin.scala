@@ -6,6 +6,8 @@ import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.JOIN
 
+import arrnf.catalyst.Effects
+
 /**
  * One is the identity of the product: `Q ⋈ 1 = Q`.
  *
@@ -23,7 +25,8 @@ import org.apache.spark.sql.catalyst.trees.TreePattern.JOIN
  * The same unit on the right of the other join types (on the left of a right outer join), with the
  * unit's columns replaced by their literal values `θ'` in the condition `θ`:
  *  - `Q ⋉θ 1 = σθ'(Q)` (left semi; `Q` without a condition) — e.g. `a IN (SELECT 3)`;
- *  - `Q ▷θ 1 = σ¬coalesce(θ',false)(Q)` (left anti; empty without a condition);
+ *  - `Q ▷θ 1 = σ¬coalesce(θ',false)(Q)` (left anti; empty without a condition — then `Q` is no
+ *    longer evaluated, so only where `Q` cannot fail, `Effects.canFail`);
  *  - `Q ⟕θ 1 = π[Q, if(θ', c, NULL) …](Q)` (left outer; `π[Q, c …]` without a condition), and the
  *    mirror for a right outer join with the unit on the left.
  *
@@ -63,7 +66,8 @@ object EliminateUnitJoin extends Rule[LogicalPlan] {
       withCondition(left, condition.map(substitute(_, literals)))
     case j @ Join(left, UnitRelation(literals), LeftAnti, condition, _) =>
       condition match {
-        case None => LocalRelation(j.output, Nil, isStreaming = left.isStreaming)
+        case None if !Effects.canFail(left) => LocalRelation(j.output, Nil, isStreaming = left.isStreaming)
+        case None => j
         case Some(c) => Filter(Not(Coalesce(Seq(substitute(c, literals), Literal(false)))), left)
       }
     case j @ Join(left, UnitRelation(literals), LeftOuter, condition, _) if outerApplies(literals, condition) =>

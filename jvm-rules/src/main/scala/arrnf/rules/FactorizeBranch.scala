@@ -7,6 +7,8 @@ import org.apache.spark.sql.catalyst.plans.Inner
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 
+import arrnf.catalyst.Effects
+
 /**
  * One UNION ALL branch seen as an inner-join graph: its join inputs (`leaves`), the conjuncts of
  * its join conditions and filters, and one expression per output column, all over the leaves'
@@ -54,7 +56,7 @@ private[rules] object FlatBranch {
       }
     // A projection inside the chain is looked through only when its expressions cannot fail:
     // after the rewrite they may be evaluated at another height of the join tree.
-    case Project(list, child) if list.forall(e => e.deterministic && FactorizeSafety.cannotFail(e)) =>
+    case Project(list, child) if list.forall(e => e.deterministic && !Effects.canFail(e)) =>
       inner(child).map { f =>
         val m = AttributeMap(child.output.zip(f.out))
         f.copy(out = list.map(e => subst(stripAlias(e), m)))

@@ -11,30 +11,6 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.plans.logical.statsEstimation.EstimationUtils
 
 /**
- * Which expressions [[FactorizeUnionOfJoins]] may evaluate on more rows than before.
- *
- * Moving a projection from above a join to below it (into a union branch, over B only) evaluates it
- * on B's rows that never joined. Under ANSI mode an expression that can raise (overflow, division by
- * zero, a failing cast) would then raise where the original query did not. Only expressions that
- * cannot raise at all are moved; everything else stays above the join.
- */
-private[rules] object FactorizeSafety {
-  def cannotFail(e: Expression): Boolean = e match {
-    case _: Attribute | _: Literal => true
-    case a: Alias => cannotFail(a.child)
-    case c: Cast => Cast.canUpCast(c.child.dataType, c.dataType) && cannotFail(c.child)
-    case b: BinaryArithmetic =>
-      // LEGACY and TRY arithmetic return NULL or wrap instead of raising; ANSI may raise.
-      b.evalMode != EvalMode.ANSI && b.children.forall(cannotFail)
-    case _: IsNull | _: IsNotNull | _: Not | _: And | _: Or | _: Coalesce | _: If | _: CaseWhen |
-         _: EqualTo | _: EqualNullSafe | _: LessThan | _: LessThanOrEqual | _: GreaterThan |
-         _: GreaterThanOrEqual | _: In | _: InSet | _: KnownNotNull | _: KnownNullable =>
-      e.children.forall(cannotFail)
-    case _ => false
-  }
-}
-
-/**
  * The small private cost helper of [[FactorizeUnionOfJoins]] (the general ArrNF cost model lives
  * elsewhere). Sizes in bytes from Catalyst statistics: row count × row width when the row count is
  * known (CBO statistics), `sizeInBytes` otherwise.

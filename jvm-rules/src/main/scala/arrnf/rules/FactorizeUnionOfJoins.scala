@@ -9,6 +9,7 @@ import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.catalyst.trees.TreePattern.{JOIN, UNION}
 
 import arrnf.ArrnfConf
+import arrnf.catalyst.Effects
 
 /**
  * Polynomial factorization: `(A ⋈ B₁) ∪all … ∪all (A ⋈ Bₙ) = A ⋈ (B₁ ∪all … ∪all Bₙ)`.
@@ -44,13 +45,15 @@ import arrnf.ArrnfConf
  *    side). NOT for outer joins (NULL padding of unmatched A rows would happen once instead of per
  *    branch), semi or anti joins (not a product): those joins are never flattened;
  *  - NULLs: the join conditions are moved unchanged; a NULL key never matches on either side;
- *  - ANSI mode: no expression is evaluated on rows it was not evaluated on before, unless it cannot
- *    raise (attributes, literals, up-casts, comparisons, non-ANSI arithmetic …, see
- *    [[FactorizeSafety]]). A branch projection like `1 / b.x` stays above the new join, shared by
+ *  - errors: no expression is evaluated on rows it was not evaluated on before, unless it cannot
+ *    raise (attributes, literals, up-casts, comparisons, numeric arithmetic that cannot overflow …,
+ *    see `Effects.canFail`; interval arithmetic overflows in every mode, so `b.iv + b.iv` is never
+ *    moved onto B's rows that would not have joined). A branch projection like `1 / b.x` stays above the new join, shared by
  *    all branches (it must then be the same expression in every branch) — or the rule does not fire;
  *    conditions kept among the B inputs must likewise be unable to fail;
- *  - non-determinism: every expression of a factored branch and A itself must be deterministic
- *    (A is evaluated once instead of n times);
+ *  - non-determinism: every expression of a factored branch must be deterministic, and A must not
+ *    vary (`Effects.canVary`: no unseeded sample, non-deterministic expression or RDD-backed input),
+ *    since A is evaluated once instead of n times;
  *  - floating point: no arithmetic is reordered;
  *  - streaming plans are left alone (a stream-stream join's state would change shape).
  *
@@ -130,7 +133,7 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
       (refIdx, refFlat) = ref
       leafIdx <- refFlat.leaves.indices
       core = FlatBranch.core(refFlat.leaves(leafIdx))
-      if core.deterministic && !core.isStreaming && core.output.nonEmpty
+      if !core.isStreaming && core.output.nonEmpty && !Effects.canVary(core)
       members = (refIdx, refFlat, leafIdx) +: branches.drop(pos + 1).flatMap { case (i, f) =>
         val hits = f.leaves.indices.filter(k => SameResult(FlatBranch.core(f.leaves(k)), core))
         if (hits.size == 1) Some((i, f, hits.head)) else None // a self-join of A is ambiguous: skip it
@@ -156,7 +159,7 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
     val others = flat.leaves.patch(leafIdx, Nil, 1)
     val (aConds, restConds) = flat.conds.partition(_.references.intersect(aSet).nonEmpty)
     // Conditions among the B inputs may now be evaluated before A is joined: they must not fail.
-    if (!restConds.forall(FactorizeSafety.cannotFail)) return None
+    if (restConds.exists(Effects.canFail)) return None
     if (!(flat.conds ++ flat.outputs).forall(_.deterministic)) return None
     rebuild(others, restConds).map { rest =>
       Split(flat, aCore, AttributeMap(aCore.output.zipWithIndex), AttributeSet(others.flatMap(_.output)), rest, aConds)
@@ -210,7 +213,7 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
       val pushed = (0 until nCols).filter { j =>
         members.forall { case (_, s) =>
           val e = s.flat.outputs(j)
-          e.references.subsetOf(s.bAttrs) && FactorizeSafety.cannotFail(e)
+          e.references.subsetOf(s.bAttrs) && !Effects.canFail(e)
         }
       }
       val matched = members.map { case (i, s) =>

@@ -5,6 +5,8 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types._
 
+import arrnf.catalyst.Effects
+
 /**
  * Value terms fold where Catalyst 4.3 leaves them apart (it already folds constants, `x + 0`,
  * `x * 1`, `x * 0` for a non-nullable integral `x` and integral `+`/`*` constant chains):
@@ -12,7 +14,9 @@ import org.apache.spark.sql.types._
  *  - negation is an involution, `-(-x) = x`:
  *    {{{ Project [- - d AS v]  =>  Project [d AS v] }}}
  *    Holds exactly for FLOAT/DOUBLE (negation flips the sign bit: NaN, ±0.0 and ±inf come back as
- *    they were) and DECIMAL (negation cannot overflow). For integral types only when neither
+ *    they were) and for DECIMAL of precision at most 34: Spark 4.3 negates a decimal through a
+ *    Scala `BigDecimal` whose context keeps 34 digits, so `-(-x)` of a 35- to 38-digit value comes
+ *    back rounded (`…123456` → `…123500`): not fired there. For integral types only when neither
  *    negation fails on overflow (ANSI off): two's-complement negation wraps and `-(-MIN) = MIN`;
  *    with ANSI on, `-(-MIN)` raises an overflow error, which the rewrite would remove: not fired.
  *  - a term minus itself, `x - x = 0`:
@@ -21,10 +25,13 @@ import org.apache.spark.sql.types._
  *    Holds for integral and DECIMAL `x` (subtraction of a value from itself cannot overflow, and
  *    0 has the result type: `Literal.default`); NULL `x` gives NULL, so a nullable `x` keeps a NULL
  *    test. Not for FLOAT/DOUBLE: `inf - inf` and `NaN - NaN` are NaN. `x` must be a column
- *    (an `Attribute`): it is deterministic (two `rand()`s are not equal) and evaluating it cannot
- *    raise, so dropping its evaluation removes no error.
- *  - zero annihilates, `x * 0 = 0` for a nullable integral or DECIMAL column `x` (Catalyst does only
- *    the non-nullable integral case): `if (isnull(x)) null else 0`. Not for FLOAT/DOUBLE
+ *    (an `Attribute`: deterministic, two `rand()`s are not equal) whose definition cannot fail
+ *    (`Effects.canFailToProduce`, followed down to the relation): once `x` is no longer used,
+ *    column pruning drops its definition, and with it any error it raised — with ANSI on,
+ *    `d - d` over `id * 9223372036854775807 AS d` keeps its overflow; with ANSI off the
+ *    multiplication wraps and the difference folds.
+ *  - zero annihilates, `x * 0 = 0` for a nullable integral or DECIMAL column `x` whose definition
+ *    cannot fail, as above (Catalyst does only the non-nullable integral case): `if (isnull(x)) null else 0`. Not for FLOAT/DOUBLE
  *    (`inf * 0`, `NaN * 0` are NaN, `-1.0 * 0 = -0.0`).
  *
  * Streaming: these are row-wise expression laws and hold for streams as well.
@@ -33,24 +40,36 @@ object FoldValueTerms extends Rule[LogicalPlan] {
 
   // UnaryMinus carries no tree-pattern bit in Spark 4.3, so there is nothing to prune on. The
   // rule runs in every iteration of the fixed-point batch and almost never applies: a read-only
-  // search first, the rewriting walk (which copies nodes) only where a term is found.
+  // search first, the rewriting walk (which copies nodes) only where a term is found. The fold
+  // needs the node: a column's definition is read from the node's children.
   override def apply(plan: LogicalPlan): LogicalPlan =
-    if (!plan.exists(_.expressions.exists(_.exists(fold.isDefinedAt)))) plan
-    else plan.transformAllExpressions(fold)
+    if (!plan.exists(hasTerm)) plan
+    else plan.transformUp {
+      case node if hasTerm(node) =>
+        val produced = (x: Attribute) => node.children.exists(c => c.outputSet.contains(x) && !Effects.canFailToProduce(x, c))
+        node.transformExpressions(fold(produced))
+    }
 
-  private val fold: PartialFunction[Expression, Expression] = {
+  private val anyTerm = fold(_ => true)
+  private def hasTerm(node: LogicalPlan): Boolean = node.expressions.exists(_.exists(anyTerm.isDefinedAt))
+
+  private def fold(safe: Attribute => Boolean): PartialFunction[Expression, Expression] = {
     case UnaryMinus(UnaryMinus(x, innerFails), outerFails) if involutive(x.dataType, innerFails, outerFails) =>
       x
-    case s @ Subtract(x: Attribute, y: Attribute, _) if exactZeroType(s.dataType) && x.semanticEquals(y) =>
+    case s @ Subtract(x: Attribute, y: Attribute, _) if exactZeroType(s.dataType) && x.semanticEquals(y) && safe(x) =>
       zeroUnlessNull(x, s.dataType)
-    case m @ Multiply(x: Attribute, Literal(z, _), _) if exactZeroType(m.dataType) && isZero(z) =>
+    case m @ Multiply(x: Attribute, Literal(z, _), _) if exactZeroType(m.dataType) && isZero(z) && safe(x) =>
       zeroUnlessNull(x, m.dataType)
-    case m @ Multiply(Literal(z, _), x: Attribute, _) if exactZeroType(m.dataType) && isZero(z) =>
+    case m @ Multiply(Literal(z, _), x: Attribute, _) if exactZeroType(m.dataType) && isZero(z) && safe(x) =>
       zeroUnlessNull(x, m.dataType)
   }
 
+  /** Spark negates a DECIMAL in a 34-digit context (`MathContext.DECIMAL128`): exact up to 34 digits. */
+  private val ExactDecimalNegationDigits = 34
+
   private def involutive(t: DataType, innerFails: Boolean, outerFails: Boolean): Boolean = t match {
-    case FloatType | DoubleType | _: DecimalType => true
+    case FloatType | DoubleType => true
+    case d: DecimalType => d.precision <= ExactDecimalNegationDigits
     case ByteType | ShortType | IntegerType | LongType => !innerFails && !outerFails
     case _ => false
   }

@@ -7,6 +7,8 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.{AGGREGATE, FILTER, UNION}
 import org.apache.spark.sql.types.LongType
 
+import arrnf.catalyst.Effects
+
 /**
  * Negation cancels: `X + (-X) = 0`, so `Q EXCEPT ALL Q = ∅` and `(A ∪all B) EXCEPT ALL B = A`.
  *
@@ -38,9 +40,16 @@ import org.apache.spark.sql.types.LongType
  * expressions of the other columns, under a `Filter` with a conjunct `sum > 0` — groups that lose
  * all their rows had sum 0 and were filtered anyway. Bag semantics: branches cancel pairwise
  * (`+X, +X, -X` leaves one `+X`). NULLs: grouping treats NULLs as equal, and twin rows are equal
- * column by column. ANSI: a sum of ±1 markers cannot overflow; no expression is added.
- * Non-determinism: both bodies must be deterministic (two runs of `rand()` are not twins). Streaming
- * plans are left alone (`EXCEPT ALL` is not supported on streams anyway).
+ * column by column. ANSI: a sum of ±1 markers cannot overflow; no expression is added, but the
+ * cancelled terms are no longer evaluated, so they must be unable to fail (`Effects.canFail`:
+ * `SELECT 10 DIV (k-3) … EXCEPT ALL SELECT 10 DIV (k-3) …` raises DIVIDE_BY_ZERO and still does).
+ * Equality: the union's columns must compare by their bytes (`Effects.binaryEquality`). Under a
+ * case-insensitive or trimming collation `'a'` and `'A'` share a group, and the group shows the
+ * value of whichever row came first — a row of the cancelled term in vanilla Spark, of another term
+ * after the rewrite. (Floating point is fine: grouping normalizes -0.0 and NaN on both sides.)
+ * Non-determinism: the cancelled terms must not vary (`Effects.canVary`): two runs of `rand()`,
+ * of an unseeded `TABLESAMPLE`, or of an RDD whose function draws random numbers are not twins.
+ * Streaming plans are left alone (`EXCEPT ALL` is not supported on streams anyway).
  */
 object NegationCancels extends Rule[LogicalPlan] {
 
@@ -84,7 +93,7 @@ object NegationCancels extends Rule[LogicalPlan] {
       list(markerIdx) match {
         case Alias(Literal(v: Long, LongType), _) if v == 1L || v == -1L =>
           val body = Project(list.patch(markerIdx, Nil, 1), child)
-          if (body.deterministic) Some(Term(index, v, body)) else None
+          Some(Term(index, v, body))
         case _ => None
       }
     case _ => None
@@ -92,11 +101,15 @@ object NegationCancels extends Rule[LogicalPlan] {
 
   /** The union with cancelling pairs removed, or None if nothing cancels. */
   private def cancel(u: Union, markerIdx: Int): Option[LogicalPlan] = {
+    val columns = u.output.patch(markerIdx, Nil, 1)
+    if (!columns.forall(a => Effects.binaryEquality(a.dataType))) return None
     val terms = u.children.zipWithIndex.flatMap { case (c, i) => term(c, i, markerIdx) }
     val (pos, neg) = terms.partition(_.sign > 0)
-    var remainingNeg = neg
+    // Only terms that can be dropped: the same rows each time, and no error lost with them.
+    def droppable(t: Term) = !Effects.canVary(t.body) && !Effects.canFail(t.body)
+    var remainingNeg = neg.filter(droppable)
     val dropped = scala.collection.mutable.Set.empty[Int]
-    pos.foreach { p =>
+    pos.filter(droppable).foreach { p =>
       remainingNeg.find(n => n.body.sameResult(p.body)) match {
         case Some(n) =>
           dropped += p.index

@@ -1,0 +1,194 @@
+package arrnf.catalyst
+
+import org.apache.spark.sql.catalyst.catalog.HiveTableRelation
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate._
+import org.apache.spark.sql.catalyst.plans.logical._
+import org.apache.spark.sql.execution.{ExternalRDD, LogicalRDD}
+import org.apache.spark.sql.execution.columnar.InMemoryRelation
+import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+import org.apache.spark.sql.catalyst.util.CollationFactory
+import org.apache.spark.sql.types._
+
+/**
+ * The two questions every ring law asks before it removes, merges or moves work:
+ *
+ *  - '''can it fail?''' A law that drops an evaluation (`x - x = 0`, `Q EXCEPT ALL Q = ∅`) or moves
+ *    it onto more rows (factorization) must not remove or add an error. [[canFail]] is a whitelist,
+ *    audited against Spark 4.3's expression classes: what is not listed may fail. Listed: columns,
+ *    literals, null tests, boolean logic, comparisons, `if`/`case`/`coalesce`/`in`; arithmetic on
+ *    numbers only where it cannot raise (LEGACY or TRY mode; `+ - *` on FLOAT/DOUBLE in any mode;
+ *    `/ % div pmod` by a non-zero literal on non-decimal numbers); casts that are up-casts or
+ *    LEGACY/TRY casts between numbers and strings. Not listed, so failing: ANSI integral and decimal
+ *    arithmetic, `DIV`/`/` by a column, interval arithmetic in ANY mode (it overflows with ANSI off
+ *    too), ANSI casts that narrow or parse, `element_at`, `raise_error`/`assert_true`, UDFs, scalar
+ *    subqueries (more than one row), generators, windows and every other expression.
+ *    Failures of the environment (a missing or corrupt file, memory) are not counted: Spark's own
+ *    rules drop scans as well (`PropagateEmptyRelation`).
+ *  - '''can it vary?''' A law that identifies two evaluations (`Q − Q`, a shared join input
+ *    evaluated once instead of n times) needs them to give the same rows. [[canVary]]:
+ *    non-deterministic expressions (also inside subqueries); a `Sample` without a seed (Spark 4.3
+ *    draws one per evaluation), or with a seed over anything but projections/filters of a relation
+ *    (a shuffle reorders rows, and a seeded sampler picks rows by position); RDD-backed relations
+ *    unless checkpointed — Spark assumes an RDD is deterministic, but a Python or Scala function in it
+ *    (`random.random()`) is run again for each reference; a cached relation whose plan varies.
+ */
+object Effects {
+
+  /** Whether evaluating `e` may raise an error on some input. */
+  def canFail(e: Expression): Boolean = !cannotFail(e)
+
+  /** Whether evaluating `plan` (every row of it) may raise an error. */
+  def canFail(plan: LogicalPlan): Boolean =
+    plan.exists(p => nodeCanFail(p) || p.subqueries.nonEmpty)
+
+  /** Whether two evaluations of `plan` may give different rows (or different row orders into a sampler). */
+  def canVary(plan: LogicalPlan): Boolean =
+    plan.exists(p => nodeVaries(p) || p.subqueries.exists(canVary))
+
+  /**
+   * Whether computing column `a` of `plan` may raise an error: the expressions that define it,
+   * followed down through projections, aggregates and set operations to the relation that reads it.
+   * A law that stops using a column lets column pruning drop its definition, and with it the error.
+   */
+  def canFailToProduce(a: Attribute, plan: LogicalPlan): Boolean = plan match {
+    case Project(list, child) => defined(a, list, child)
+    case Aggregate(_, list, child, _) => defined(a, list, child)
+    case u: Union =>
+      val i = u.output.indexWhere(_.exprId == a.exprId)
+      i < 0 || u.children.exists(c => canFailToProduce(c.output(i), c))
+    case j: Join => j.children.find(_.outputSet.contains(a)).forall(canFailToProduce(a, _))
+    case _: Filter | _: Sort | _: GlobalLimit | _: LocalLimit | _: Offset | _: SubqueryAlias | _: Sample |
+         _: Repartition | _: RepartitionByExpression | _: Distinct | _: Deduplicate | _: ResolvedHint |
+         _: Window | _: Generate =>
+      // Columns these nodes pass through come from a child; the ones they make (window, generator
+      // outputs) are not followed.
+      plan.children.find(_.outputSet.contains(a)).forall(canFailToProduce(a, _))
+    case _: CTERelationRef => true
+    case leaf: LeafNode => !leaf.outputSet.contains(a)
+    case _ => true
+  }
+
+  /** Whether equality of values of `t` is equality of their bytes (no case-insensitive or trimming collation). */
+  def binaryEquality(t: DataType): Boolean = t match {
+    case s: StringType => CollationFactory.fetchCollation(s.collationId).supportsBinaryEquality
+    case ArrayType(e, _) => binaryEquality(e)
+    case MapType(k, v, _) => binaryEquality(k) && binaryEquality(v)
+    case StructType(fields) => fields.forall(f => binaryEquality(f.dataType))
+    case u: UserDefinedType[_] => binaryEquality(u.sqlType)
+    case _ => true
+  }
+
+  private def defined(a: Attribute, list: Seq[NamedExpression], child: LogicalPlan): Boolean =
+    list.find(_.exprId == a.exprId) match {
+      case Some(e: Alias) => canFail(e.child) || e.child.references.exists(canFailToProduce(_, child))
+      case Some(e: Attribute) => canFailToProduce(e, child)
+      case _ => true
+    }
+
+  // ---- expressions ------------------------------------------------------------------------------
+
+  private def cannotFail(e: Expression): Boolean = e match {
+    case _: Attribute | _: Literal | _: BoundReference => true
+    case _: Alias | _: IsNull | _: IsNotNull | _: Not | _: And | _: Or | _: Coalesce | _: If | _: CaseWhen |
+         _: EqualTo | _: EqualNullSafe | _: LessThan | _: LessThanOrEqual | _: GreaterThan |
+         _: GreaterThanOrEqual | _: In | _: InSet | _: IsNaN | _: AtLeastNNonNulls |
+         _: KnownNotNull | _: KnownNullable | _: KnownFloatingPointNormalized |
+         _: SortOrder | _: UnscaledValue =>
+      e.children.forall(cannotFail)
+    case b: BinaryArithmetic => arithmeticCannotFail(b) && b.children.forall(cannotFail)
+    case u: UnaryMinus =>
+      (u.dataType match {
+        case FloatType | DoubleType | _: DecimalType => true // cannot overflow
+        case ByteType | ShortType | IntegerType | LongType => !u.failOnError
+        case _ => false // intervals overflow
+      }) && cannotFail(u.child)
+    case c: Cast => castCannotFail(c) && cannotFail(c.child)
+    case m: MakeDecimal => m.nullOnOverflow && cannotFail(m.child)
+    case a: AggregateExpression => aggregateCannotFail(a.aggregateFunction) && a.filter.forall(cannotFail)
+    case _ => false
+  }
+
+  private def numeric(t: DataType): Boolean = t.isInstanceOf[NumericType]
+  private def fractional(t: DataType): Boolean = t == FloatType || t == DoubleType
+
+  private def arithmeticCannotFail(b: BinaryArithmetic): Boolean = {
+    val numbers = numeric(b.dataType) && b.children.forall(c => numeric(c.dataType))
+    // LEGACY wraps or returns NULL, TRY returns NULL; ANSI raises.
+    def lenient = b.evalMode != EvalMode.ANSI
+    // A constant divisor (a literal, or a cast of one before constant folding) that is not 0 (nor -1,
+    // whose integral division overflows on MIN).
+    def nonZeroLiteral(e: Expression, minusOneToo: Boolean) = e.foldable && cannotFail(e) &&
+      scala.util.Try(e.eval()).toOption.exists {
+        case null => true
+        case v: Number =>
+          val d = v.doubleValue
+          d != 0 && !d.isNaN && (minusOneToo || d != -1)
+        case _ => false
+      }
+    numbers && (b match {
+      case _: Add | _: Subtract | _: Multiply => lenient || fractional(b.dataType)
+      case d: Divide => lenient || (fractional(d.dataType) && nonZeroLiteral(d.right, minusOneToo = true))
+      case d: IntegralDivide => lenient || nonZeroLiteral(d.right, minusOneToo = false) && !d.left.dataType.isInstanceOf[DecimalType]
+      case r: Remainder => lenient || nonZeroLiteral(r.right, minusOneToo = true) && !r.dataType.isInstanceOf[DecimalType]
+      case p: Pmod => lenient || nonZeroLiteral(p.right, minusOneToo = true) && !p.dataType.isInstanceOf[DecimalType]
+      case _: BitwiseAnd | _: BitwiseOr | _: BitwiseXor => true
+      case _ => lenient
+    })
+  }
+
+  private def castCannotFail(c: Cast): Boolean = {
+    val (from, to) = (c.child.dataType, c.dataType)
+    def interval(t: DataType) = t.isInstanceOf[DayTimeIntervalType] || t.isInstanceOf[YearMonthIntervalType] ||
+      t == CalendarIntervalType
+    def atomic(t: DataType) = numeric(t) || t.isInstanceOf[StringType] || (t match {
+      case BooleanType | DateType | TimestampType | TimestampNTZType | BinaryType => true
+      case _ => false
+    })
+    if (interval(from) || interval(to)) false
+    else if (Cast.canUpCast(from, to)) true
+    else if ((numeric(from) || from == BooleanType) && fractional(to)) true // rounds, never raises
+    else c.evalMode != EvalMode.ANSI && atomic(from) && (
+      to.isInstanceOf[StringType] ||
+        (numeric(to) && (numeric(from) || from.isInstanceOf[StringType] || from == BooleanType)))
+  }
+
+  private def aggregateCannotFail(f: AggregateFunction): Boolean = (f match {
+    case _: Count | _: Min | _: Max | _: First | _: Last | _: AnyValue => true
+    case s: Sum => (s.evalContext.evalMode != EvalMode.ANSI || fractional(s.dataType)) && numeric(s.dataType)
+    case a: Average => (a.evalMode != EvalMode.ANSI || fractional(a.dataType)) && numeric(a.dataType)
+    case _ => false
+  }) && f.children.forall(cannotFail)
+
+  // ---- plans ------------------------------------------------------------------------------------
+
+  private def nodeCanFail(p: LogicalPlan): Boolean = p match {
+    case _: Project | _: Filter | _: Join | _: Union | _: Aggregate | _: Distinct | _: Deduplicate | _: Sort |
+         _: GlobalLimit | _: LocalLimit | _: Offset | _: SubqueryAlias | _: Sample | _: Repartition |
+         _: RepartitionByExpression | _: Expand | _: ResolvedHint | _: Intersect | _: Except =>
+      p.expressions.exists(canFail)
+    case _: LocalRelation | _: Range | _: OneRowRelation | _: LogicalRelation | _: DataSourceV2Relation |
+         _: HiveTableRelation => false
+    case r: LogicalRDD => !r.rdd.isCheckpointed // user code in the RDD may throw
+    case m: InMemoryRelation => !m.cacheBuilder.isCachedColumnBuffersLoaded && canFail(m.cacheBuilder.logicalPlan)
+    case _ => true
+  }
+
+  private def nodeVaries(p: LogicalPlan): Boolean = p match {
+    case s: Sample => s.seed.isEmpty || !overRelation(s.child)
+    case r: LogicalRDD => !r.rdd.isCheckpointed
+    case _: ExternalRDD[_] => true
+    case m: InMemoryRelation => canVary(m.cacheBuilder.logicalPlan)
+    case other => !other.expressions.forall(_.deterministic)
+  }
+
+  /** Projections and filters over a stored relation: rows reach a sampler in the same order each time. */
+  private def overRelation(p: LogicalPlan): Boolean = p match {
+    case Project(_, c) => overRelation(c)
+    case Filter(_, c) => overRelation(c)
+    case SubqueryAlias(_, c) => overRelation(c)
+    case _: LogicalRelation | _: DataSourceV2Relation | _: HiveTableRelation | _: Range | _: LocalRelation => true
+    case _ => false
+  }
+}
