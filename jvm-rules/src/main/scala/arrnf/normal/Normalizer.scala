@@ -14,6 +14,8 @@ import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRela
 import org.apache.spark.sql.execution.datasources.v2.{DataSourceV2Relation, DataSourceV2ScanRelation}
 import org.apache.spark.sql.types.{DataType, NullType}
 
+import arrnf.catalyst.Patterns
+
 /**
  * Column positions of an input, by expression id (as `AttributeMap` keys them; a repeated id
  * answers its last position, as `AttributeMap` built from the input does). Narrow inputs are
@@ -605,8 +607,8 @@ final class Normalizer private (rootName: String, withSql: Boolean, shallowOnly:
       unary(body, projectOps(list, body.output, ctx), p.out)
     case Filter(cond, child) =>
       val body = toBody(child, ctx)
-      unary(body, Seq(UnaryOp("Filter", splitAnd(cond).map(render(_, body.output, ctx)),
-        sqlPart(SqlPart("filter", exprs = splitAnd(cond).map(sqlOf(_, body.output)))))), p.out)
+      unary(body, Seq(UnaryOp("Filter", Patterns.splitConjuncts(cond).map(render(_, body.output, ctx)),
+        sqlPart(SqlPart("filter", exprs = Patterns.splitConjuncts(cond).map(sqlOf(_, body.output)))))), p.out)
     case g: Generate =>
       val body = toBody(g.child, ctx)
       val text = (if (g.outer) "outer " else "") + render(g.generator, body.output, ctx)
@@ -886,11 +888,6 @@ object Normalizer {
       else { out += rs(i); i += 1 }
     }
     out.toSeq
-  }
-
-  def splitAnd(e: Expression): Seq[Expression] = e match {
-    case And(l, r) => splitAnd(l) ++ splitAnd(r)
-    case other => Seq(other)
   }
 
   /** Renders `e` with attribute references as `#position{name}`, positions from `index`. Subtrees

@@ -8,6 +8,8 @@ import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.types._
 
+import arrnf.catalyst.Patterns
+
 /**
  * The SQL form of one part of an ArrNF program (what `pyspark_arrnf.sql` needs to write the
  * program back as SQL). Expressions are Spark SQL text (Catalyst's `Expression.sql`) in which a
@@ -62,11 +64,6 @@ object SqlForm {
     case NonFatal(e) => Some(unsupported(s"${e.getClass.getSimpleName}: ${String.valueOf(e.getMessage).take(200)}"))
   }
 
-  private def stripAlias(e: Expression): Expression = e match {
-    case a: Alias => a.child
-    case other => other
-  }
-
   private def hasUnscaled(e: Expression): Boolean = e.exists(_.isInstanceOf[UnscaledValue])
 
   /** Undo Spark's DecimalAggregates and float normalization: back to SQL functions. */
@@ -107,7 +104,7 @@ object SqlForm {
   def expr(e: Expression, index: Positions, block: LogicalPlan => Option[String]): String = {
     def blockOf(p: LogicalPlan): String =
       quote(block(p).getOrElse(throw new NoSqlForm("a subquery whose plan is no block")))
-    val rewritten = revert(stripAlias(e)).transformUp {
+    val rewritten = revert(Patterns.stripAlias(e)).transformUp {
       case a: AttributeReference => index.of(a) match {
         case -1 => throw new NoSqlForm(s"column ${a.name} is not in the operator's input")
         case i => SqlRef(i, a.dataType, a.nullable)

@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.LEFT_SEMI_OR_ANTI_JOIN
 
-import arrnf.catalyst.Effects
+import arrnf.catalyst.{Effects, Patterns}
 
 /**
  * Negation cancels for sets: `X ▷ X = ∅` and `X ⋉ X = X` — so `Q EXCEPT Q` is empty and
@@ -83,15 +83,10 @@ object EliminateSelfSemiAntiJoin extends Rule[LogicalPlan] {
         case _ => false
       }
     }
-    cond.forall(c => splitAnd(c).forall {
+    cond.forall(c => Patterns.splitConjuncts(c).forall {
       case EqualNullSafe(a: Attribute, b: Attribute) => sameColumn(a, b)
       case EqualTo(a: Attribute, b: Attribute) => !a.nullable && !b.nullable && sameColumn(a, b)
       case _ => false
     })
-  }
-
-  private def splitAnd(e: Expression): Seq[Expression] = e match {
-    case And(l, r) => splitAnd(l) ++ splitAnd(r)
-    case other => Seq(other)
   }
 }

@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.{AGGREGATE, FILTER, UNION}
 import org.apache.spark.sql.types.LongType
 
-import arrnf.catalyst.Effects
+import arrnf.catalyst.{Effects, Patterns}
 
 /**
  * Negation cancels: `X + (-X) = 0`, so `Q EXCEPT ALL Q = ∅` and `(A ∪all B) EXCEPT ALL B = A`.
@@ -71,18 +71,13 @@ object NegationCancels extends Rule[LogicalPlan] {
       case Seq(sumAlias @ Alias(AggregateExpression(Sum(marker: AttributeReference, _), _, false, None, _), _)) =>
         val markerIdx = u.output.indexWhere(_.exprId == marker.exprId)
         val groupsAvoidMarker = agg.groupingExpressions.forall(!_.references.contains(marker))
-        val thresholded = splitAnd(cond).exists {
+        val thresholded = Patterns.splitConjuncts(cond).exists {
           case GreaterThan(a: Attribute, Literal(0L, LongType)) => a.exprId == sumAlias.exprId
           case _ => false
         }
         if (markerIdx >= 0 && groupsAvoidMarker && thresholded) Some(markerIdx) else None
       case _ => None
     }
-  }
-
-  private def splitAnd(e: Expression): Seq[Expression] = e match {
-    case And(l, r) => splitAnd(l) ++ splitAnd(r)
-    case other => Seq(other)
   }
 
   /** A union branch `Project [±1 AS marker, cols…] child`: its sign and its body without the marker. */

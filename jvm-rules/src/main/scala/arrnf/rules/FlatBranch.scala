@@ -1,13 +1,10 @@
 package arrnf.rules
 
-import scala.collection.mutable
-
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans.Inner
 import org.apache.spark.sql.catalyst.plans.logical._
-import org.apache.spark.sql.catalyst.types.DataTypeUtils
 
-import arrnf.catalyst.Effects
+import arrnf.catalyst.{Effects, Patterns}
 
 /**
  * One UNION ALL branch seen as an inner-join graph: its join inputs (`leaves`), the conjuncts of
@@ -31,7 +28,7 @@ private[rules] object FlatBranch {
       case Project(list, child) if list.forall(_.deterministic) =>
         inner(child).map { f =>
           val m = AttributeMap(child.output.zip(f.out))
-          f.copy(out = list.map(e => subst(stripAlias(e), m)))
+          f.copy(out = list.map(e => subst(Patterns.stripAlias(e), m)))
         }
       case other => inner(other)
     }
@@ -47,26 +44,21 @@ private[rules] object FlatBranch {
       val fr = inner(r).getOrElse(leaf(r))
       val out = fl.out ++ fr.out
       val m = AttributeMap((l.output ++ r.output).zip(out))
-      val cs = cond.toSeq.flatMap(PredicateHelperAccess.split).map(subst(_, m))
+      val cs = cond.toSeq.flatMap(Patterns.splitConjuncts).map(subst(_, m))
       Some(Flat(fl.leaves ++ fr.leaves, fl.conds ++ fr.conds ++ cs, out))
     case Filter(c, child) if c.deterministic =>
       inner(child).map { f =>
         val m = AttributeMap(child.output.zip(f.out))
-        f.copy(conds = f.conds ++ PredicateHelperAccess.split(c).map(subst(_, m)))
+        f.copy(conds = f.conds ++ Patterns.splitConjuncts(c).map(subst(_, m)))
       }
     // A projection inside the chain is looked through only when its expressions cannot fail:
     // after the rewrite they may be evaluated at another height of the join tree.
     case Project(list, child) if list.forall(e => e.deterministic && !Effects.canFail(e)) =>
       inner(child).map { f =>
         val m = AttributeMap(child.output.zip(f.out))
-        f.copy(out = list.map(e => subst(stripAlias(e), m)))
+        f.copy(out = list.map(e => subst(Patterns.stripAlias(e), m)))
       }
     case _ => None
-  }
-
-  private def stripAlias(e: Expression): Expression = e match {
-    case a: Alias => a.child
-    case other => other
   }
 
   private def subst(e: Expression, m: AttributeMap[Expression]): Expression = e.transformUp {
@@ -77,49 +69,5 @@ private[rules] object FlatBranch {
   def core(p: LogicalPlan): LogicalPlan = p match {
     case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => core(child)
     case other => other
-  }
-}
-
-private[rules] object PredicateHelperAccess extends PredicateHelper {
-  def split(e: Expression): Seq[Expression] = splitConjunctivePredicates(e)
-}
-
-/**
- * Matches one branch's expression against the reference branch's, position by position: the same
- * operators and literals, A's attributes at the same positions of A's output, and the reference's
- * B-side attributes mapped consistently to this branch's B-side attributes of the same type.
- */
-private[rules] final class Unifier(
-    refA: AttributeMap[Int], refB: AttributeSet, thisA: AttributeMap[Int], thisB: AttributeSet) {
-  /** Reference B attribute -> this branch's expression for it, in order of first use. */
-  val slots: mutable.LinkedHashMap[ExprId, (Attribute, Attribute)] = mutable.LinkedHashMap.empty
-
-  def unify(e0: Expression, ei: Expression): Boolean = attempt(go(e0, ei))
-
-  private def attempt(f: => Boolean): Boolean = {
-    val saved = slots.clone()
-    val ok = f
-    if (!ok) { slots.clear(); slots ++= saved }
-    ok
-  }
-
-  private def go(e0: Expression, ei: Expression): Boolean = (e0, ei) match {
-    case (a0: Attribute, ai: Attribute) if refA.contains(a0) =>
-      thisA.get(ai).contains(refA(a0))
-    case (a0: Attribute, ai: Attribute) if refB.contains(a0) =>
-      thisB.contains(ai) && DataTypeUtils.equalsIgnoreNullability(a0.dataType, ai.dataType) &&
-        (slots.get(a0.exprId) match {
-          case Some((_, prev)) => prev.exprId == ai.exprId
-          case None => slots.put(a0.exprId, (a0, ai)); true
-        })
-    case (_: Attribute, _) | (_, _: Attribute) => false
-    // Equality is symmetric: `a.k = b.x` in one branch matches `b.y = a.k` in another.
-    case (EqualTo(l0, r0), EqualTo(li, ri)) => attempt(go(l0, li) && go(r0, ri)) || attempt(go(l0, ri) && go(r0, li))
-    case (EqualNullSafe(l0, r0), EqualNullSafe(li, ri)) =>
-      attempt(go(l0, li) && go(r0, ri)) || attempt(go(l0, ri) && go(r0, li))
-    case _ =>
-      e0.getClass == ei.getClass && e0.children.size == ei.children.size &&
-        e0.children.zip(ei.children).forall { case (x, y) => go(x, y) } &&
-        (if (e0.children.isEmpty) e0.semanticEquals(ei) else e0.withNewChildren(ei.children).semanticEquals(ei))
   }
 }
