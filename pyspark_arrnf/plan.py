@@ -523,7 +523,9 @@ def arrnf(df_or_sql, spark=None, name: str = "query") -> Program:
     try:
         text = _jvm_program(spark, df._jdf, name)
     except Exception as e:  # noqa: BLE001 - a py4j error from the JVM side
-        msg = str(e).strip().splitlines()
+        # py4j's own first line only names the call; the JVM exception says what went wrong.
+        java = getattr(e, "java_exception", None)
+        msg = (str(java.toString()) if java is not None else str(e)).strip().splitlines()
         raise ArrnfError(f"could not normalize the plan: {msg[0] if msg else type(e).__name__}") from None
     return Program.from_json(text)
 

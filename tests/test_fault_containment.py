@@ -146,26 +146,23 @@ def test_kill_switch_gives_vanilla_plans_at_runtime(spark, conf):
     assert "Join" in str(off0.toString()) and "Join" not in str(on.toString())
 
 
-def _normalizer_present(spark) -> bool:
-    from py4j.java_gateway import JavaClass
-
-    return isinstance(spark._jvm.arrnf.normal.Arrnf, JavaClass)
-
-
 def test_a_failing_normalizer_never_fails_the_query_or_explain(spark, conf, capsys):
-    """Runs once the normalizer (``arrnf.normal.Arrnf``, issue 3) is merged; skipped before that."""
-    if not _normalizer_present(spark):
-        pytest.skip("normalizer arrnf.normal.Arrnf is not in this build yet")
+    """The normalizer made to throw (``spark.arrnf.testing.failRule=Normalizer``): the query runs,
+    ``explain`` still has its ArrNF section (a one-line message), ``arrnf()`` raises one clear error."""
+    from pyspark_arrnf import ArrnfError, arrnf
+
     sql = QUERIES[1]
     with arrnf_enabled(spark, False):
         _, expected = plan_and_rows(spark, sql)
-    for fail in ("Normalizer", "Arrnf"):  # whatever name its failure injection uses
-        conf({"spark.arrnf.testing.failRule": fail})
-        df = spark.sql(sql)
-        df.explain(mode="extended")  # must not raise
-        out = capsys.readouterr().out
-        assert "== Extended Information (ArrNF) ==" in out
-        assert sorted(tuple(r) for r in df.collect()) == expected
+    conf({"spark.arrnf.testing.failRule": "Normalizer"})
+    df = spark.sql(sql)
+    df.explain(mode="extended")  # must not raise
+    out = capsys.readouterr().out
+    assert "== Extended Information (ArrNF) ==" in out
+    assert "ArrNF: could not normalize this plan (IllegalStateException: failure injected into Normalizer" in out, out
+    assert sorted(tuple(r) for r in df.collect()) == expected
+    with pytest.raises(ArrnfError, match="could not normalize the plan: .*failure injected into Normalizer"):
+        arrnf(df)
     conf({"spark.arrnf.testing.failRule": ""})
     # a plan the normalizer cannot know: explain still answers with a section, never an exception
     spark.range(3).createOrReplaceTempView("gate_norm_t")

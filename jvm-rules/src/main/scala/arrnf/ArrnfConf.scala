@@ -10,7 +10,7 @@ object ArrnfConf {
   /** Per-rule switch: `spark.arrnf.<RuleSimpleName>.enabled`, default true. */
   def ruleEnabledKey(simpleName: String): String = s"spark.arrnf.$simpleName.enabled"
 
-  /** Testing only: the simple name of a rule that throws instead of running (fault containment). */
+  /** Testing only: the simple name of a rule (or `Normalizer`) that throws instead of running (fault containment). */
   val FailRule = "spark.arrnf.testing.failRule"
 
   /** The least share of the union of joins' estimated cost that factorizing must save (0 to 1). */

@@ -852,6 +852,10 @@ object Normalizer {
    * first took 9% of the explain section.
    */
   def build(plan: LogicalPlan, name: String = "query", withSql: Boolean = true): (ArrnfProgram, Normalizer) = {
+    // Fault injection for the containment tests: `spark.arrnf.testing.failRule=Normalizer`.
+    if (org.apache.spark.sql.internal.SQLConf.get.getConfString(arrnf.ArrnfConf.FailRule, "") == "Normalizer") {
+      throw new IllegalStateException(s"failure injected into Normalizer (${arrnf.ArrnfConf.FailRule})")
+    }
     val shallow = new Normalizer(name, withSql, shallowOnly = true)
     try (shallow.normalize(plan), shallow)
     catch {
