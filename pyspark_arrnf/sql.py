@@ -81,6 +81,30 @@ def _subst(e: exp.Expression, cols: list[exp.Expression]) -> exp.Expression:
     return e.copy().transform(swap, copy=False)
 
 
+def _by_output_name(order: exp.Expression, cols: list[exp.Expression], names: list[str]) -> exp.Expression:
+    """``order`` with each column that the SELECT outputs as is written as that output's name.
+
+    Spark 4.3 refuses ``ORDER BY q.k`` (qualified by the FROM alias) over a CTE that is a UNION ALL
+    of aggregates with ``CAST(NULL AS …)`` columns: ``RemoveRedundantAliases`` leaves the plan
+    unresolved (PLAN_VALIDATION_FAILED_RULE_IN_BATCH), also without the extension. The output name
+    means the same column and is accepted.
+
+    >>> q = exp.column("k", "q")
+    >>> _by_output_name(exp.Ordered(this=q.copy()), [q], ["key"]).this.sql()
+    'key'
+    >>> _by_output_name(exp.Ordered(this=exp.column("v", "q")), [q], ["key"]).this.sql()
+    'q.v'
+    """
+    by_col = {c.sql(): n for c, n in zip(cols, names) if isinstance(c, exp.Column)}
+
+    def swap(node):
+        if isinstance(node, exp.Column) and node.sql() in by_col:
+            return exp.column(_ident(by_col[node.sql()]))
+        return node
+
+    return order.copy().transform(swap, copy=False)
+
+
 def _no_ordinal(e: exp.Expression) -> exp.Expression:
     """An integer literal in GROUP BY / ORDER BY would be read as an ordinal: cast it."""
     if isinstance(e, exp.Literal) and not e.is_string:
@@ -390,7 +414,7 @@ class _Writer:
         final = exp.Select(expressions=[exp.alias_(c, _ident(n)) for c, n in zip(cols, names)]).from_(
             exp.alias_(exp.Table(this=_ident(root.name)), a, table=True))
         if orders:
-            final = final.order_by(*orders)
+            final = final.order_by(*[_by_output_name(o, cols, names) for o in orders])
         if limit is not None:
             final = final.limit(_parse(limit))
         if offset is not None:
