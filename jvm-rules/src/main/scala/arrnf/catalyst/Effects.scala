@@ -52,22 +52,47 @@ object Effects {
    * followed down through projections, aggregates and set operations to the relation that reads it.
    * A law that stops using a column lets column pruning drop its definition, and with it the error.
    */
-  def canFailToProduce(a: Attribute, plan: LogicalPlan): Boolean = plan match {
-    case Project(list, child) => defined(a, list, child)
-    case Aggregate(_, list, child, _) => defined(a, list, child)
-    case u: Union =>
-      val i = u.output.indexWhere(_.exprId == a.exprId)
-      i < 0 || u.children.exists(c => canFailToProduce(c.output(i), c))
-    case j: Join => j.children.find(_.outputSet.contains(a)).forall(canFailToProduce(a, _))
-    case _: Filter | _: Sort | _: GlobalLimit | _: LocalLimit | _: Offset | _: SubqueryAlias | _: Sample |
-         _: Repartition | _: RepartitionByExpression | _: Distinct | _: Deduplicate | _: ResolvedHint |
-         _: Window | _: Generate =>
-      // Columns these nodes pass through come from a child; the ones they make (window, generator
-      // outputs) are not followed.
-      plan.children.find(_.outputSet.contains(a)).forall(canFailToProduce(a, _))
-    case _: CTERelationRef => true
-    case leaf: LeafNode => !leaf.outputSet.contains(a)
-    case _ => true
+  def canFailToProduce(a: Attribute, plan: LogicalPlan): Boolean = new Lineage().canFail(a, plan)
+
+  /** One lineage walk; answers are kept per (column, node), so that shared definitions are followed once. */
+  private final class Lineage {
+    private val seen = new java.util.IdentityHashMap[LogicalPlan, scala.collection.mutable.HashMap[ExprId, Boolean]]()
+
+    def canFail(a: Attribute, plan: LogicalPlan): Boolean = {
+      val known = seen.computeIfAbsent(plan, _ => scala.collection.mutable.HashMap.empty[ExprId, Boolean])
+      known.get(a.exprId) match {
+        case Some(answer) => answer
+        case None =>
+          val answer = walk(a, plan)
+          known(a.exprId) = answer
+          answer
+      }
+    }
+
+    private def walk(a: Attribute, plan: LogicalPlan): Boolean = plan match {
+      case Project(list, child) => defined(a, list, child)
+      case Aggregate(_, list, child, _) => defined(a, list, child)
+      case u: Union =>
+        val i = u.output.indexWhere(_.exprId == a.exprId)
+        i < 0 || u.children.exists(c => canFail(c.output(i), c))
+      case j: Join => j.children.find(_.outputSet.contains(a)).forall(canFail(a, _))
+      case _: Filter | _: Sort | _: GlobalLimit | _: LocalLimit | _: Offset | _: SubqueryAlias | _: Sample |
+           _: Repartition | _: RepartitionByExpression | _: Distinct | _: Deduplicate | _: ResolvedHint |
+           _: Window | _: Generate =>
+        // Columns these nodes pass through come from a child; the ones they make (window, generator
+        // outputs) are not followed.
+        plan.children.find(_.outputSet.contains(a)).forall(canFail(a, _))
+      case _: CTERelationRef => true
+      case leaf: LeafNode => !leaf.outputSet.contains(a)
+      case _ => true
+    }
+
+    private def defined(a: Attribute, list: Seq[NamedExpression], child: LogicalPlan): Boolean =
+      list.find(_.exprId == a.exprId) match {
+        case Some(e: Alias) => Effects.canFail(e.child) || e.child.references.exists(canFail(_, child))
+        case Some(e: Attribute) => canFail(e, child)
+        case _ => true
+      }
   }
 
   /** Whether equality of values of `t` is equality of their bytes (no case-insensitive or trimming collation). */
@@ -79,13 +104,6 @@ object Effects {
     case u: UserDefinedType[_] => binaryEquality(u.sqlType)
     case _ => true
   }
-
-  private def defined(a: Attribute, list: Seq[NamedExpression], child: LogicalPlan): Boolean =
-    list.find(_.exprId == a.exprId) match {
-      case Some(e: Alias) => canFail(e.child) || e.child.references.exists(canFailToProduce(_, child))
-      case Some(e: Attribute) => canFailToProduce(e, child)
-      case _ => true
-    }
 
   // ---- expressions ------------------------------------------------------------------------------
 

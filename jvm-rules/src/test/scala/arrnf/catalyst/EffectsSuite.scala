@@ -75,6 +75,17 @@ class EffectsSuite extends ArrnfSparkSuite {
     withAnsi(false)(assert(!produce(q, "x")))
   }
 
+  test("a lineage whose columns share definitions is followed once per column (30 levels of x + y, x - y)") {
+    withAnsi(false) {
+      // Each level refers to both columns of the one below: 2^30 paths, 60 columns.
+      val q = (1 to 30).foldLeft("select id as x, id as y from range(3)")((sql, _) =>
+        s"select x + y as x, x - y as y from ($sql)")
+      val p = plan(q)
+      assert(!Effects.canFailToProduce(p.output.head, p))
+      assert(p.collect { case pr: Project => pr }.size > 10, "Spark kept the levels apart")
+    }
+  }
+
   test("can vary: non-deterministic expressions, unseeded samples, samples after a shuffle, RDDs") {
     assert(!Effects.canVary(plan("select k, d from e where k > 1")))
     assert(Effects.canVary(plan("select k, rand() from e")))
