@@ -179,5 +179,22 @@ class NegationCancelsSuite extends ArrnfSparkSuite with RingTestSupport {
       assert(ok == Right(Nil) && onOk.collect { case j: Join => j }.isEmpty, onOk.treeString)
     }
   }
-}
 
+  test("a failing predicate above the set operation, which Spark pushes into every branch, keeps its error") {
+    withAnsi(true) {
+      val dir = java.nio.file.Files.createTempDirectory("arrnf-nc").toString + "/t"
+      spark.range(40).selectExpr("cast(id % 7 as int) as k").write.parquet(dir)
+      spark.read.parquet(dir).createOrReplaceTempView("pk")
+      val s = "(select k as c0 from pk tablesample (50 percent) repeatable (7))"
+      for (q <- Seq(
+          s"select * from ($s except all $s) q where extract(day from interval '30000000' day * q.c0) > 0",
+          s"select * from ($s except $s) q where extract(day from interval '30000000' day * q.c0) > 0")) {
+        val (result, _) = sameOutcome(q)
+        assert(result.isLeft, s"$q should fail: $result")
+      }
+      // the same predicate that cannot fail: still cancelled
+      val (ok, on) = sameOutcome(s"select * from ($s except all $s) q where q.c0 > 0")
+      assert(ok == Right(Nil) && unions(on).isEmpty, on.treeString)
+    }
+  }
+}

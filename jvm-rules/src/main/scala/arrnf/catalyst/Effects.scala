@@ -95,6 +95,27 @@ object Effects {
       }
   }
 
+  /**
+   * `plan` rewritten bottom-up by `rule`, which is also told whether a predicate above the node (a
+   * filter or join condition on the way to the root) can fail. Spark pushes such a predicate down,
+   * possibly after the rule ran, onto the rows of the subtree the rule looks at: a law that drops
+   * that subtree would then drop the predicate's error too. Only subtrees that `relevant` accepts
+   * are visited (tree-pattern pruning); unchanged subtrees keep their identity.
+   */
+  def transformUpKnowingPredicatesAbove(plan: LogicalPlan, relevant: LogicalPlan => Boolean)(
+      rule: PartialFunction[(LogicalPlan, Boolean), LogicalPlan]): LogicalPlan = {
+    def go(p: LogicalPlan, failingAbove: Boolean): LogicalPlan = {
+      val failingHere = failingAbove || (p match {
+        case Filter(c, _) => canFail(c)
+        case j: Join => j.condition.exists(canFail)
+        case _ => false
+      })
+      val withChildren = p.mapChildren(c => if (relevant(c)) go(c, failingHere) else c)
+      rule.applyOrElse((withChildren, failingHere), (_: (LogicalPlan, Boolean)) => withChildren)
+    }
+    if (relevant(plan)) go(plan, failingAbove = false) else plan
+  }
+
   /** Whether equality of values of `t` is equality of their bytes (no case-insensitive or trimming collation). */
   def binaryEquality(t: DataType): Boolean = t match {
     case s: StringType => CollationFactory.fetchCollation(s.collationId).supportsBinaryEquality

@@ -34,17 +34,19 @@ import arrnf.catalyst.{Effects, Patterns}
  * cannot raise. The input must be unable to fail (`Effects.canFail`): the anti join's rewrite
  * evaluates neither side (`Q EXCEPT Q` with `10 DIV (k-3)` in Q raises DIVIDE_BY_ZERO and still
  * does), and the semi join's drops the right side, which vanilla Spark evaluates whole even where
- * a limit stops reading the left. Collations need no test: a row always equals its own twin, and
+ * a limit stops reading the left. Nor may a predicate above that can fail (Spark pushes it into
+ * both inputs, where vanilla Spark raises its error). Collations need no test: a row always equals its own twin, and
  * the semi join's rewrite keeps the left rows in their order. Streaming plans are left alone.
  */
 object EliminateSelfSemiAntiJoin extends Rule[LogicalPlan] {
 
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUpWithPruning(_.containsPattern(LEFT_SEMI_OR_ANTI_JOIN)) {
-    case j @ Join(left, right, LeftAnti, cond, _) if twins(left, right, cond) =>
-      LocalRelation(j.output, Nil, isStreaming = false)
-    case Join(left, right, LeftSemi, cond, _) if twins(left, right, cond) =>
-      left
-  }
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    Effects.transformUpKnowingPredicatesAbove(plan, _.containsPattern(LEFT_SEMI_OR_ANTI_JOIN)) {
+      case (j @ Join(left, right, LeftAnti, cond, _), false) if twins(left, right, cond) =>
+        LocalRelation(j.output, Nil, isStreaming = false)
+      case (Join(left, right, LeftSemi, cond, _), false) if twins(left, right, cond) =>
+        left
+    }
 
   /** A plan seen through a renaming projection: its base plan and, per output column, the base column's position. */
   private def positions(p: LogicalPlan): (LogicalPlan, Map[Long, Int]) = {

@@ -43,6 +43,10 @@ import arrnf.catalyst.{Effects, Patterns}
  * column by column. ANSI: a sum of ±1 markers cannot overflow; no expression is added, but the
  * cancelled terms are no longer evaluated, so they must be unable to fail (`Effects.canFail`:
  * `SELECT 10 DIV (k-3) … EXCEPT ALL SELECT 10 DIV (k-3) …` raises DIVIDE_BY_ZERO and still does).
+ * The same holds for a predicate above the threshold (its own filter, or a filter or join
+ * condition on the way to the root) that can fail: Spark pushes it onto the grouping columns, into
+ * every union branch, possibly after this rule ran; vanilla Spark then raises its error on the rows
+ * of the cancelled terms, so the rule does not fire under one.
  * Equality: the union's columns must compare by their bytes (`Effects.binaryEquality`). Under a
  * case-insensitive or trimming collation `'a'` and `'A'` share a group, and the group shows the
  * value of whichever row came first — a row of the cancelled term in vanilla Spark, of another term
@@ -54,8 +58,8 @@ import arrnf.catalyst.{Effects, Patterns}
 object NegationCancels extends Rule[LogicalPlan] {
 
   override def apply(plan: LogicalPlan): LogicalPlan =
-    plan.transformUpWithPruning(_.containsAllPatterns(FILTER, AGGREGATE, UNION)) {
-      case f @ Filter(cond, agg @ Aggregate(_, _, u: Union, _))
+    Effects.transformUpKnowingPredicatesAbove(plan, _.containsAllPatterns(FILTER, AGGREGATE, UNION)) {
+      case (f @ Filter(cond, agg @ Aggregate(_, _, u: Union, _)), false)
           if !f.isStreaming && u.children.size > 1 && !u.byName && !u.allowMissingCol =>
         thresholdMarker(cond, agg, u).flatMap(cancel(u, _)) match {
           case Some(newUnion) => f.copy(child = agg.copy(child = newUnion))
