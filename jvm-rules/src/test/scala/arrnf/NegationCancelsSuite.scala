@@ -197,4 +197,20 @@ class NegationCancelsSuite extends ArrnfSparkSuite with RingTestSupport {
       assert(ok == Right(Nil) && unions(on).isEmpty, on.treeString)
     }
   }
+
+  test("a predicate above that becomes failing once pushed through a projection (c >= 1 over k * MAX) keeps the anti join") {
+    withAnsi(true) {
+      val dir = java.nio.file.Files.createTempDirectory("arrnf-uj").toString + "/t"
+      spark.range(40).selectExpr("cast(id % 7 as int) as k").write.parquet(dir)
+      spark.read.parquet(dir).createOrReplaceTempView("pk2")
+      val q = "select l1.c0 from (select 1 as c0) u2 left join (select l3.c0 from (select k * 9223372036854775807 as c0 " +
+        "from pk2) l3 left anti join (select 1 as c0) u4) l1 on l1.c0 >= u2.c0"
+      val (_, on) = sameOutcome(q)
+      assert(on.collect { case j @ Join(_, _, LeftAnti, _, _) => j }.nonEmpty, on.treeString)
+      // nothing above can fail: the anti join with a unit is empty
+      val (ok, on2) = sameOutcome("select * from (select k from pk2) l3 left anti join (select 1 as c0) u4")
+      assert(ok == Right(Nil) && on2.collect { case j: Join => j }.isEmpty, on2.treeString)
+    }
+  }
 }
+

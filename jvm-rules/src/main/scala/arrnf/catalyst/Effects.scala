@@ -96,24 +96,28 @@ object Effects {
   }
 
   /**
-   * `plan` rewritten bottom-up by `rule`, which is also told whether a predicate above the node (a
-   * filter or join condition on the way to the root) can fail. Spark pushes such a predicate down,
-   * possibly after the rule ran, onto the rows of the subtree the rule looks at: a law that drops
-   * that subtree would then drop the predicate's error too. Only subtrees that `relevant` accepts
-   * are visited (tree-pattern pruning); unchanged subtrees keep their identity.
+   * `plan` rewritten bottom-up by `rule`, which is also told whether a predicate above the node may
+   * fail once Spark pushes it down onto the node's rows: a filter or join condition on the way to
+   * the root that can fail itself, or any such predicate above a projection or aggregate that
+   * computes a column with an expression that can fail (pushed through it, `c >= 1` becomes
+   * `k * 9223372036854775807 >= 1`; constraints inferred from the predicate travel the same way).
+   * Spark may push it after the rule ran: a law that drops the subtree would drop the error that
+   * vanilla Spark raises there. Only subtrees that `relevant` accepts are visited (tree-pattern
+   * pruning); unchanged subtrees keep their identity.
    */
   def transformUpKnowingPredicatesAbove(plan: LogicalPlan, relevant: LogicalPlan => Boolean)(
       rule: PartialFunction[(LogicalPlan, Boolean), LogicalPlan]): LogicalPlan = {
-    def go(p: LogicalPlan, failingAbove: Boolean): LogicalPlan = {
-      val failingHere = failingAbove || (p match {
-        case Filter(c, _) => canFail(c)
-        case j: Join => j.condition.exists(canFail)
-        case _ => false
-      })
-      val withChildren = p.mapChildren(c => if (relevant(c)) go(c, failingHere) else c)
-      rule.applyOrElse((withChildren, failingHere), (_: (LogicalPlan, Boolean)) => withChildren)
+    def go(p: LogicalPlan, predicateAbove: Boolean, failingAbove: Boolean): LogicalPlan = {
+      val (predicate, failing) = p match {
+        case Filter(c, _) => (true, failingAbove || canFail(c))
+        case j: Join if j.condition.isDefined => (true, failingAbove || j.condition.exists(canFail))
+        case _: Project | _: Aggregate if predicateAbove => (true, failingAbove || p.expressions.exists(canFail))
+        case _ => (predicateAbove, failingAbove)
+      }
+      val withChildren = p.mapChildren(c => if (relevant(c)) go(c, predicate, failing) else c)
+      rule.applyOrElse((withChildren, failing), (_: (LogicalPlan, Boolean)) => withChildren)
     }
-    if (relevant(plan)) go(plan, failingAbove = false) else plan
+    if (relevant(plan)) go(plan, predicateAbove = false, failingAbove = false) else plan
   }
 
   /** Whether equality of values of `t` is equality of their bytes (no case-insensitive or trimming collation). */

@@ -26,7 +26,8 @@ import arrnf.catalyst.Effects
  * unit's columns replaced by their literal values `θ'` in the condition `θ`:
  *  - `Q ⋉θ 1 = σθ'(Q)` (left semi; `Q` without a condition) — e.g. `a IN (SELECT 3)`;
  *  - `Q ▷θ 1 = σ¬coalesce(θ',false)(Q)` (left anti; empty without a condition — then `Q` is no
- *    longer evaluated, so only where `Q` cannot fail, `Effects.canFail`);
+ *    longer evaluated, so only where neither `Q` nor a predicate above that Spark may push onto it
+ *    can fail, `Effects`);
  *  - `Q ⟕θ 1 = π[Q, if(θ', c, NULL) …](Q)` (left outer; `π[Q, c …]` without a condition), and the
  *    mirror for a right outer join with the unit on the left.
  *
@@ -56,25 +57,26 @@ object EliminateUnitJoin extends Rule[LogicalPlan] {
   }
 
   // No rule id: Spark's rule-id registry knows only its own rules (it throws for others).
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUpWithPruning(_.containsPattern(JOIN)) {
-    case Join(left, UnitRelation(literals), joinType, condition, _) if isInnerOrCross(joinType) =>
-      withCondition(Project(left.output ++ literals, left), condition)
-    case Join(UnitRelation(literals), right, joinType, condition, _) if isInnerOrCross(joinType) =>
-      withCondition(Project(literals ++ right.output, right), condition)
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    Effects.transformUpKnowingPredicatesAbove(plan, _.containsPattern(JOIN)) {
+      case (Join(left, UnitRelation(literals), joinType, condition, _), _) if isInnerOrCross(joinType) =>
+        withCondition(Project(left.output ++ literals, left), condition)
+      case (Join(UnitRelation(literals), right, joinType, condition, _), _) if isInnerOrCross(joinType) =>
+        withCondition(Project(literals ++ right.output, right), condition)
 
-    case Join(left, UnitRelation(literals), LeftSemi, condition, _) =>
-      withCondition(left, condition.map(substitute(_, literals)))
-    case j @ Join(left, UnitRelation(literals), LeftAnti, condition, _) =>
-      condition match {
-        case None if !Effects.canFail(left) => LocalRelation(j.output, Nil, isStreaming = left.isStreaming)
-        case None => j
-        case Some(c) => Filter(Not(Coalesce(Seq(substitute(c, literals), Literal(false)))), left)
-      }
-    case j @ Join(left, UnitRelation(literals), LeftOuter, condition, _) if outerApplies(literals, condition) =>
-      Project(left.output ++ padded(literals, condition), left)
-    case j @ Join(UnitRelation(literals), right, RightOuter, condition, _) if outerApplies(literals, condition) =>
-      Project(padded(literals, condition) ++ right.output, right)
-  }
+      case (Join(left, UnitRelation(literals), LeftSemi, condition, _), _) =>
+        withCondition(left, condition.map(substitute(_, literals)))
+      // Without a condition the result is empty and `left` is no longer evaluated: only if neither it
+      // nor a predicate Spark may push onto it can fail.
+      case (j @ Join(left, UnitRelation(_), LeftAnti, None, _), false) if !Effects.canFail(left) =>
+        LocalRelation(j.output, Nil, isStreaming = left.isStreaming)
+      case (Join(left, UnitRelation(literals), LeftAnti, Some(c), _), _) =>
+        Filter(Not(Coalesce(Seq(substitute(c, literals), Literal(false)))), left)
+      case (Join(left, UnitRelation(literals), LeftOuter, condition, _), _) if outerApplies(literals, condition) =>
+        Project(left.output ++ padded(literals, condition), left)
+      case (Join(UnitRelation(literals), right, RightOuter, condition, _), _) if outerApplies(literals, condition) =>
+        Project(padded(literals, condition) ++ right.output, right)
+    }
 
   private def isInnerOrCross(joinType: JoinType): Boolean = joinType match {
     case Inner | Cross => true
