@@ -1,39 +1,65 @@
 package arrnf
 
+import scala.util.control.NonFatal
+
+import org.apache.spark.internal.Logging
 import org.apache.spark.sql.internal.SQLConf
 
-/** The extension's settings. All are runtime SQL settings: they can change in a live session. */
-object ArrnfConf {
+/**
+ * The extension's settings: Spark SQL config entries, registered with Spark (so `SET -v` lists them
+ * with their docs and defaults, and `SET` refuses a value of the wrong type or range at once). All
+ * are runtime settings: they can change in a live session.
+ *
+ * Spark's config builder is private to Spark's packages; the entries are declared in
+ * `org.apache.spark.sql.arrnf.ArrnfSqlConf` and read here.
+ */
+object ArrnfConf extends Logging {
+  import org.apache.spark.sql.arrnf.ArrnfSqlConf
+
   /** Kill switch: `false` turns every rewrite of the extension off (explain output stays). */
-  val Enabled = "spark.arrnf.enabled"
+  val Enabled: String = ArrnfSqlConf.Enabled.key
 
   /** Per-rule switch: `spark.arrnf.<RuleSimpleName>.enabled`, default true. */
-  def ruleEnabledKey(simpleName: String): String = s"spark.arrnf.$simpleName.enabled"
+  def ruleEnabledKey(simpleName: String): String = ArrnfSqlConf.ruleEnabledKey(simpleName)
 
   /** Testing only: the simple name of a rule (or `Normalizer`) that throws instead of running (fault containment). */
-  val FailRule = "spark.arrnf.testing.failRule"
+  val FailRule: String = ArrnfSqlConf.FailRule.key
 
   /** The least share of the union of joins' estimated cost that factorizing must save (0 to 1). */
-  val FactorizeMinSaving = "spark.arrnf.FactorizeUnionOfJoins.minSaving"
-  val FactorizeMinSavingDefault = 0.1
-
-  def factorizeMinSaving(conf: SQLConf = SQLConf.get): Double = {
-    val raw = conf.getConfString(FactorizeMinSaving, FactorizeMinSavingDefault.toString).trim
-    raw.toDoubleOption.filter(v => v >= 0 && v <= 1).getOrElse(throw new IllegalArgumentException(
-      s"$FactorizeMinSaving must be a number from 0 to 1 (a share of the estimated cost), not '$raw'; " +
-        s"unset it for the default $FactorizeMinSavingDefault"))
-  }
+  val FactorizeMinSaving: String = ArrnfSqlConf.FactorizeMinSaving.key
+  val FactorizeMinSavingDefault: Double = ArrnfSqlConf.FactorizeMinSavingDefault
 
   /** Also build the ArrNF section for the plan description Spark records for every executed query
    *  (SQL tab of the UI, event log); default false. `df.explain()` always shows it. */
-  val ExplainSqlUi = "spark.arrnf.explain.sqlUi"
+  val ExplainSqlUi: String = ArrnfSqlConf.ExplainSqlUi.key
 
-  def explainInSqlUi(conf: SQLConf = SQLConf.get): Boolean =
-    conf.getConfString(ExplainSqlUi, "false").trim.equalsIgnoreCase("true")
+  /** Registers the settings with Spark (once; any use of this object does it too). */
+  def register(): Unit = ()
 
-  def enabled(conf: SQLConf = SQLConf.get): Boolean =
-    conf.getConfString(Enabled, "true").trim.equalsIgnoreCase("true")
+  def enabled(conf: SQLConf = SQLConf.get): Boolean = switch(conf, ArrnfSqlConf.enabled)
 
   def ruleEnabled(simpleName: String, conf: SQLConf = SQLConf.get): Boolean =
-    enabled(conf) && conf.getConfString(ruleEnabledKey(simpleName), "true").trim.equalsIgnoreCase("true")
+    enabled(conf) && switch(conf, ArrnfSqlConf.ruleEnabled(simpleName, _))
+
+  def explainInSqlUi(conf: SQLConf = SQLConf.get): Boolean = switch(conf, ArrnfSqlConf.explainInSqlUi)
+
+  /** The factorization's minimum saving; a value out of range (set before the extension registered
+   *  its settings, so not checked by `SET`) throws with the message saying what to do. */
+  def factorizeMinSaving(conf: SQLConf = SQLConf.get): Double = ArrnfSqlConf.factorizeMinSaving(conf)
+
+  /** The rule (or `Normalizer`) that fault injection makes throw, or "". */
+  def failRule(conf: SQLConf = SQLConf.get): String = ArrnfSqlConf.failRule(conf)
+
+  /** A switch read so that a bad value never fails a query: it reads as off, with one warning per
+   *  value. (`SET` checks a value once the extension has registered its settings; one given before,
+   *  e.g. in spark-defaults.conf, is only seen here.) */
+  private def switch(conf: SQLConf, read: SQLConf => Boolean): Boolean =
+    try read(conf) catch {
+      case NonFatal(e) =>
+        if (warned.add(String.valueOf(e.getMessage))) {
+          logWarning(s"pyspark-arrnf: ${e.getMessage}; it reads as off until it is set to true or false")
+        }
+        false
+    }
+  private val warned = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
 }

@@ -10,7 +10,7 @@ import org.apache.spark.sql.execution.SparkPlan
 /**
  * The ArrNF section of `df.explain("extended")`, registered through
  * `spark.sql.extendedExplainProviders=arrnf.ArrnfExplainProvider`: the version line, then the
- * query's ArrNF program (its optimized logical plan, normalized; see [[arrnf.normal.Normalizer]]).
+ * query's ArrNF program (its optimized logical plan, normalized; see [[arrnf.normalize.Normalizer]]).
  *
  * Spark also asks every explain provider for the plan description it records for each executed
  * query (the SQL tab of the UI, the event log), at the start and again after each adaptive
@@ -48,7 +48,7 @@ object ArrnfExplainProvider {
 
   /** Why the factorization fired and the ArrNF program, built once per optimized logical plan. */
   private[arrnf] def section(plan: SparkPlan): String = {
-    val logical = scala.util.Try(arrnf.normal.Arrnf.logicalOf(plan)).toOption.flatten
+    val logical = scala.util.Try(arrnf.normalize.Arrnf.logicalOf(plan)).toOption.flatten
     logical.flatMap(lp => lp.getTagValue(SectionTag).filter(_.of eq lp)) match {
       case Some(built) => built.text
       case None =>
@@ -58,8 +58,8 @@ object ArrnfExplainProvider {
           .map(reason => s"FactorizeUnionOfJoins fired: $reason\n").mkString
         // Never throws: a plan the normalizer cannot handle gives a one-line message instead. It reads
         // the copy Spark planned (where the planner's statistics are); the text is kept on `logical`.
-        val planned = scala.util.Try(arrnf.normal.Arrnf.plannedOf(plan)).toOption.flatten
-        val text = fired + arrnf.normal.Arrnf.explainOf(planned)
+        val planned = scala.util.Try(arrnf.normalize.Arrnf.plannedOf(plan)).toOption.flatten
+        val text = fired + arrnf.normalize.Arrnf.explainOf(planned)
         // A tag is copied along when a plan is transformed: `of` tells the plan it was built for.
         logical.foreach(lp => lp.setTagValue(SectionTag, Built(lp, text)))
         text

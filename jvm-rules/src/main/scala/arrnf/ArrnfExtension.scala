@@ -4,6 +4,7 @@ import org.apache.spark.sql.SparkSessionExtensions
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.rules.Rule
 
+import arrnf.guard.GuardedRule
 import arrnf.rules._
 
 /**
@@ -17,6 +18,7 @@ import arrnf.rules._
  */
 class ArrnfExtension extends (SparkSessionExtensions => Unit) {
   override def apply(ext: SparkSessionExtensions): Unit = {
+    ArrnfConf.register() // the settings, so that SET checks them and SET -v lists them
     ArrnfExtension.operatorOptimizationRules.foreach(r => ext.injectOptimizerRule(_ => new GuardedRule(r)))
     ArrnfExtension.preCBORules.foreach(r => ext.injectPreCBORule(_ => new GuardedRule(r)))
   }

@@ -5,7 +5,8 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.catalyst.expressions.Add
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan, Union}
 
-import arrnf.rules.{FactorizeStatus, FactorizeUnionOfJoins}
+import arrnf.rules.FactorizeUnionOfJoins
+import arrnf.rules.factorize.FactorizeStatus
 
 class FactorizeUnionOfJoinsSuite extends ArrnfSparkSuite {
 

@@ -3,6 +3,7 @@ package arrnf
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import arrnf.guard.ArrnfStatus
 
 /**
  * Hard plans: very wide unions, very deep join chains, deeply nested subqueries and very wide rows.

@@ -1,6 +1,7 @@
 package arrnf
 
 import org.apache.spark.sql.catalyst.plans.logical.Union
+import arrnf.guard.ArrnfStatus
 
 /** Every ring rule: a failure inside it keeps the plan (and the result), its own switch turns it off. */
 class RingRulesGuardSuite extends ArrnfSparkSuite with RingTestSupport {

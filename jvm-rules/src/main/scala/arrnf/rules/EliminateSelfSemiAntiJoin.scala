@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.LEFT_SEMI_OR_ANTI_JOIN
 
-import arrnf.catalyst.{Effects, Patterns}
+import arrnf.catalyst.{Effects, Patterns, SameResult}
 
 /**
  * Negation cancels for sets: `X ▷ X = ∅` and `X ⋉ X = X` — so `Q EXCEPT Q` is empty and

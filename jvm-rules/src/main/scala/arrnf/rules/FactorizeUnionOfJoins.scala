@@ -9,7 +9,8 @@ import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.catalyst.trees.TreePattern.{JOIN, UNION}
 
 import arrnf.ArrnfConf
-import arrnf.catalyst.Effects
+import arrnf.catalyst.{Effects, SameResult}
+import arrnf.rules.factorize.{FactorizeCost, FactorizeStatus, FlatBranch, Unifier}
 
 /**
  * Polynomial factorization: `(A ⋈ B₁) ∪all … ∪all (A ⋈ Bₙ) = A ⋈ (B₁ ∪all … ∪all Bₙ)`.

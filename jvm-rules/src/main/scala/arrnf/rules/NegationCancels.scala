@@ -1,13 +1,12 @@
 package arrnf.rules
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeReference, Expression, GreaterThan, Literal, NamedExpression}
-import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Sum}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, GreaterThan, Literal, NamedExpression}
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.{AGGREGATE, FILTER, UNION}
 import org.apache.spark.sql.types.LongType
 
-import arrnf.catalyst.{Effects, Patterns}
+import arrnf.catalyst.{Effects, Patterns, SetOperationRewrites}
 
 /**
  * Negation cancels: `X + (-X) = 0`, so `Q EXCEPT ALL Q = ∅` and `(A ∪all B) EXCEPT ALL B = A`.
@@ -68,35 +67,22 @@ object NegationCancels extends Rule[LogicalPlan] {
     }
 
   /** The index of the marker column in the union output, if `agg`/`cond` form the threshold. */
-  private def thresholdMarker(cond: Expression, agg: Aggregate, u: Union): Option[Int] = {
-    // Output columns that are plain attributes are grouping columns; the rest are aggregates.
-    val aggregates = agg.aggregateExpressions.filterNot(_.isInstanceOf[Attribute])
-    aggregates match {
-      case Seq(sumAlias @ Alias(AggregateExpression(Sum(marker: AttributeReference, _), _, false, None, _), _)) =>
-        val markerIdx = u.output.indexWhere(_.exprId == marker.exprId)
-        val groupsAvoidMarker = agg.groupingExpressions.forall(!_.references.contains(marker))
-        val thresholded = Patterns.splitConjuncts(cond).exists {
-          case GreaterThan(a: Attribute, Literal(0L, LongType)) => a.exprId == sumAlias.exprId
+  private def thresholdMarker(cond: Expression, agg: Aggregate, u: Union): Option[Int] =
+    SetOperationRewrites.exceptMarker(agg, u).collect {
+      case (marker, sum) if Patterns.splitConjuncts(cond).exists {
+          case GreaterThan(a: Attribute, Literal(0L, LongType)) => a.exprId == sum.exprId
           case _ => false
-        }
-        if (markerIdx >= 0 && groupsAvoidMarker && thresholded) Some(markerIdx) else None
-      case _ => None
+        } => marker
     }
-  }
 
   /** A union branch `Project [±1 AS marker, cols…] child`: its sign and its body without the marker. */
   private case class Term(index: Int, sign: Long, body: LogicalPlan)
 
-  private def term(branch: LogicalPlan, index: Int, markerIdx: Int): Option[Term] = branch match {
-    case Project(list, child) if list.size > markerIdx =>
-      list(markerIdx) match {
-        case Alias(Literal(v: Long, LongType), _) if v == 1L || v == -1L =>
-          val body = Project(list.patch(markerIdx, Nil, 1), child)
-          Some(Term(index, v, body))
-        case _ => None
-      }
-    case _ => None
-  }
+  private def term(branch: LogicalPlan, index: Int, markerIdx: Int): Option[Term] =
+    (branch, SetOperationRewrites.exceptSign(branch, markerIdx)) match {
+      case (Project(list, child), Some(sign)) => Some(Term(index, sign, Project(list.patch(markerIdx, Nil, 1), child)))
+      case _ => None
+    }
 
   /** The union with cancelling pairs removed, or None if nothing cancels. */
   private def cancel(u: Union, markerIdx: Int): Option[LogicalPlan] = {

@@ -1,4 +1,4 @@
-package arrnf.rules
+package arrnf.rules.factorize
 
 import scala.collection.mutable
 

@@ -1,4 +1,4 @@
-package arrnf.normal
+package arrnf.measure
 
 import scala.collection.mutable
 import scala.util.Try
@@ -21,6 +21,10 @@ import org.apache.spark.sql.execution.streaming.runtime.{StreamExecution, Stream
 import org.apache.spark.sql.execution.window.WindowExecBase
 import org.apache.spark.sql.streaming.StreamingQuery
 
+import arrnf.model.{ArrnfProgram, Block}
+import arrnf.normalize.{BlockIndex, Normalizer}
+import arrnf.render.{JsonFormat, TextFormat}
+
 /**
  * Measured arrangements (design §3, issue 7): after a query ran, every stateful physical operator of
  * its FINAL plan (the adaptive plan's `executedPlan`, query stages opened, subqueries included) with
@@ -31,10 +35,10 @@ import org.apache.spark.sql.streaming.StreamingQuery
  * arrangement read again: no new state, figures not added to any block).
  *
  * Attribution: an operator whose `logicalLink` (LOGICAL_PLAN_TAG, or the inherited tag of a partial
- * aggregate) is a node the normalizer placed belongs to that block ([[Normalizer.blockOf]]); an
+ * aggregate) is a node the normalizer placed belongs to that block ([[BlockIndex.blockOf]]); an
  * operator without a link of its own (exchanges and sorts added by EnsureRequirements) belongs to the
  * block of its nearest linked ancestor, except below a join, where each side belongs to the
- * arrangement the join reads on that side ([[Normalizer.joinInputsOf]]). A join belongs to its build
+ * arrangement the join reads on that side ([[BlockIndex.joinInputsOf]]). A join belongs to its build
  * side's arrangement (a sort-merge join to its buffered, right, side). When AQE re-planned, links
  * point into the re-optimized logical plan; its query stages are replaced by their logical plans
  * before the look-up. What is still not found is listed as unattributed, with the reason.
@@ -77,7 +81,7 @@ object Measure {
     case _ => None
   }
 
-  private final class Walker(n: Normalizer) {
+  private final class Walker(n: BlockIndex) {
     val ops = mutable.ArrayBuffer[Op]()
     private val seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[SparkPlan, java.lang.Boolean]())
     private val idOf = new java.util.IdentityHashMap[SparkPlan, Integer]()
@@ -101,7 +105,7 @@ object Measure {
         n.joinInputsOf(j).orElse(destaged(j) match {
           case d: Join => n.joinInputsOf(d)
           case _ => None
-        }).orElse(n.joinInputsOfShape(j)).map { case ((l, _), (r, _)) => (Some(l), Some(r)) }
+        }).orElse(n.joinInputsOfShape(j)).map { case (l, r) => (Some(l), Some(r)) }
       case _ => None
     }
 
@@ -182,7 +186,7 @@ object Measure {
   }
 
   /** The stateful operators of `physical`, attributed with the normalizer `n` (after it ran). */
-  def operators(physical: SparkPlan, n: Normalizer): Seq[Op] = {
+  def operators(physical: SparkPlan, n: BlockIndex): Seq[Op] = {
     val w = new Walker(n)
     w.visit(physical, None, "the query's root")
     w.finish()
@@ -196,36 +200,83 @@ object Measure {
     "spill" -> JLong(o.spill), "shuffle_bytes" -> JLong(o.shuffleBytes),
     "metrics" -> JObject(o.metrics.toList.sortBy(_._1).map { case (k, v) => k -> JLong(v) }))
 
-  /** Per block: sums over its own operators (shared ones counted apart), and the ratio to the estimate. */
-  def blockJson(b: Block, ops: Seq[Op]): JValue = {
+  /** A block's measured figures: sums over its own operators (shared ones listed apart), the largest
+   *  row count among them, and the ratio of measured peak memory to the estimated bytes. */
+  final case class Figures(own: Seq[Op], shared: Seq[Op], ratio: Option[Double]) {
+    val peak: Long = own.map(_.peakMemory).sum
+    val rows: Option[Long] = own.flatMap(_.rows).reduceOption(_ max _)
+    val spill: Long = own.map(_.spill).sum
+    val shuffle: Long = own.map(_.shuffleBytes).sum
+
+    def json: JValue = JObject(
+      "operators" -> JArray(own.map(o => JInt(o.id)).toList),
+      "shared_operators" -> JArray(shared.map(o => JInt(o.id)).toList),
+      "rows" -> rows.map(JLong(_)).getOrElse(JNull),
+      "peak_memory" -> JLong(peak),
+      "spill" -> JLong(spill),
+      "shuffle_bytes" -> JLong(shuffle),
+      "ratio" -> ratio.map(JDouble(_)).getOrElse(JNull))
+
+    /** The line the text form prints under the block's header. */
+    def line: String = {
+      val h = TextFormat.human _
+      val parts = rows.map(r => s"rows=${h(r, "")}").toSeq ++ Seq(s"peak=${h(peak, "B")}", s"spill=${h(spill, "B")}",
+        s"shuffle=${h(shuffle, "B")}") ++ ratio.map(r => "ratio=" + String.format(java.util.Locale.ROOT, "%.2f", Double.box(r)))
+      val ids = if (own.isEmpty) "none" else own.map(_.id).mkString(", ")
+      val alsoShared = if (shared.isEmpty) "" else "; shared " + shared.map(_.id).mkString(", ")
+      "measured: " + parts.mkString("  ") + s" (operators $ids$alsoShared)"
+    }
+  }
+
+  def figures(b: Block, ops: Seq[Op]): Figures = {
     val mine = ops.filter(o => o.block.contains(b.name))
     val own = mine.filterNot(_.shared)
     val peak = own.map(_.peakMemory).sum
-    val rows = own.flatMap(_.rows).reduceOption(_ max _)
-    val ratio = b.cost.bytes.filter(_ > 0).filter(_ => own.nonEmpty).map(e => JDouble(peak.toDouble / e)).getOrElse(JNull)
-    JObject(
-      "operators" -> JArray(own.map(o => JInt(o.id)).toList),
-      "shared_operators" -> JArray(mine.filter(_.shared).map(o => JInt(o.id)).toList),
-      "rows" -> rows.map(JLong(_)).getOrElse(JNull),
-      "peak_memory" -> JLong(peak),
-      "spill" -> JLong(own.map(_.spill).sum),
-      "shuffle_bytes" -> JLong(own.map(_.shuffleBytes).sum),
-      "ratio" -> ratio)
+    Figures(own, mine.filter(_.shared), b.cost.bytes.filter(_ > 0).filter(_ => own.nonEmpty).map(e => peak.toDouble / e))
   }
 
-  /** The program JSON with `measured` in each block and a top-level `measurement`. */
-  def report(p: ArrnfProgram, ops: Seq[Op], extra: List[(String, JValue)]): String = {
-    val base = arrnf.normal.JsonFormat.toJValue(p).asInstanceOf[JObject]
-    val blocks = JArray(p.blocks.map(b =>
-      arrnf.normal.JsonFormat.block(b).asInstanceOf[JObject] ~~ ("measured" -> blockJson(b, ops))).toList)
+  /** How the run ended and what it is: the query's error (None: it ran), its result rows, the
+   *  micro-batch of a stream, whether the adaptive plan was final, whether a stream's figures are its
+   *  last progress's (`settled`). */
+  final case class Run(
+      error: Option[String] = None,
+      resultRows: Option[Long] = None,
+      batchId: Option[Long] = None,
+      finalPlan: Option[Boolean] = None,
+      settled: Option[Boolean] = None)
+
+  /** The program JSON with `measured` in each block, a top-level `measurement`, and texts that show them. */
+  def report(p: ArrnfProgram, ops: Seq[Op], run: Run): String = {
+    val figs = p.blocks.map(b => b.name -> figures(b, ops)).toMap
     val attributed = ops.filter(o => o.block.isDefined && !o.shared)
+    val unattributed = ops.filter(_.block.isEmpty)
+    val peak = attributed.map(_.peakMemory).sum
+    val unattributedPeak = unattributed.filterNot(_.shared).map(_.peakMemory).sum
+    val spill = attributed.map(_.spill).sum
+    val shuffle = attributed.map(_.shuffleBytes).sum
+    val h = TextFormat.human _
+    val summary = (Seq(s"-- measured: ${ops.size} stateful operators, ${unattributed.size} unattributed, " +
+      s"peak memory ${h(peak, "B")} attributed + ${h(unattributedPeak, "B")} unattributed, spill ${h(spill, "B")}, " +
+      s"shuffle ${h(shuffle, "B")}" + run.batchId.map(b => s", micro-batch $b").getOrElse("") +
+      run.resultRows.map(r => s", $r result rows").getOrElse("")) ++
+      run.error.map(e => s"-- the query FAILED: $e") ++
+      unattributed.map(o => s"--   unattributed #${o.id} ${o.node}: ${o.reason}")).mkString("\n")
+    val base = JsonFormat.toJValue(p, b => Some(figs(b.name).line), Some(summary))
+    val blocks = JArray(p.blocks.map(b =>
+      JsonFormat.block(b, Some(figs(b.name).line)) ~~ ("measured" -> figs(b.name).json)).toList)
     val measurement = JObject(List(
       "operators" -> JArray(ops.map(opJson).toList),
-      "unattributed" -> JArray(ops.filter(_.block.isEmpty).map(o => JInt(o.id)).toList),
-      "peak_memory" -> JLong(attributed.map(_.peakMemory).sum),
-      "unattributed_peak_memory" -> JLong(ops.filter(o => o.block.isEmpty && !o.shared).map(_.peakMemory).sum),
-      "spill" -> JLong(attributed.map(_.spill).sum),
-      "shuffle_bytes" -> JLong(attributed.map(_.shuffleBytes).sum)) ++ extra)
+      "unattributed" -> JArray(unattributed.map(o => JInt(o.id)).toList),
+      "peak_memory" -> JLong(peak),
+      "unattributed_peak_memory" -> JLong(unattributedPeak),
+      "spill" -> JLong(spill),
+      "shuffle_bytes" -> JLong(shuffle),
+      "status" -> JString(if (run.error.isDefined) "failed" else "ok"),
+      "error" -> run.error.map(JString(_)).getOrElse(JNull),
+      "final_plan" -> run.finalPlan.map(JBool(_)).getOrElse(JNull),
+      "result_rows" -> run.resultRows.map(JLong(_)).getOrElse(JNull)) ++
+      run.batchId.map(b => "batch_id" -> JLong(b)) ++
+      run.settled.map(s => "settled" -> JBool(s)))
     val fields = base.obj.map {
       case ("blocks", _) => "blocks" -> blocks
       case other => other
@@ -238,18 +289,19 @@ object Measure {
   }
 
   /**
-   * The measured report of a batch Dataset that has run (or failed: what ran is measured). Reads the
-   * Dataset's own QueryExecution, the one `collect()` used; it does not run anything itself.
+   * The measured report of a batch Dataset that has run (or failed: `error`, its first line; what ran
+   * is measured). Reads the Dataset's own QueryExecution, the one `collect()` used; it does not run
+   * anything itself.
    */
-  def json(df: Dataset[_], name: String): String = {
+  def json(df: Dataset[_], name: String, error: Option[String], resultRows: Option[Long]): String = {
     val qe = df.queryExecution
     val (program, n) = Normalizer.build(qe.optimizedPlan, name)
     val physical = qe.executedPlan
     val isFinal = physical match {
-      case a: AdaptiveSparkPlanExec => JBool(Try(a.isFinalPlan).getOrElse(false))
-      case _ => JNull
+      case a: AdaptiveSparkPlanExec => Some(Try(a.isFinalPlan).getOrElse(false))
+      case _ => None
     }
-    report(program, operators(physical, n), List("final_plan" -> isFinal))
+    report(program, operators(physical, n), Run(error, resultRows, finalPlan = isFinal))
   }
 
   /** Runs `df` without bringing its rows to the driver (every partition is read, rows dropped). */
@@ -257,9 +309,11 @@ object Measure {
 
   /**
    * The measured report of a streaming query's last micro-batch: the state-store operators of its
-   * last incremental execution (numTotalStateRows → rows, stateMemory → peak memory) attributed to the
-   * blocks of that execution's optimized plan; Spark reports the same operators, in the same order,
-   * as `lastProgress.stateOperators`.
+   * last incremental execution attributed to the blocks of that execution's optimized plan, with the
+   * figures of `lastProgress.stateOperators` (numRowsTotal → rows, memoryUsedBytes → peak memory;
+   * Spark lists the same operators in the same order). `settled` is false while the last progress
+   * is not yet that batch's (a micro-batch is running): the figures are then the operators' metrics.
+   * The query's exception, if it stopped with one, is the run's error.
    */
   def streamJson(q: StreamingQuery, name: String): String = {
     val se: StreamExecution = q match {
@@ -269,18 +323,30 @@ object Measure {
     }
     val exec = se.lastExecution
     if (exec == null) return JsonMethods.compact(JsonMethods.render(JObject("error" -> JString("no micro-batch has run yet"))))
+    val progress = Option(q.lastProgress)
     val (program, n) = Normalizer.build(exec.optimizedPlan, name)
     val w = new Walker(n)
     val writers = exec.executedPlan.collect { case s: StateStoreWriter => s }
+    val states = progress.filter(_.batchId == exec.currentBatchId).map(_.stateOperators.toSeq)
+      .filter(_.size == writers.size)
     val ops = writers.zipWithIndex.map { case (s, i) =>
       val m = metricsOf(s)
       val b = w.blockOfLink(s)
+      val (rows, peak) = states match {
+        case Some(st) => (Some(st(i).numRowsTotal), st(i).memoryUsedBytes)
+        case None => (m.get("numTotalStateRows"), m.getOrElse("stateMemory", 0L))
+      }
       Op(i, s.nodeName, "state", b, shared = false, None,
-        if (b.isDefined) "logical link" else "its logical node is in no block",
-        m.get("numTotalStateRows"), m.getOrElse("stateMemory", 0L), 0L, 0L, m)
+        if (b.isDefined) "logical link" else "its logical node is in no block", rows, peak, 0L, 0L, m)
     }
-    report(program, ops, List("batch_id" -> JLong(exec.currentBatchId), "final_plan" -> JBool(true)))
+    val error = q.exception.map(e => firstLine(e.getMessage, e))
+    report(program, ops, Run(error, batchId = Some(exec.currentBatchId), finalPlan = Some(true),
+      settled = Some(states.isDefined)))
   }
+
+  /** The first non-blank line of a message (the exception's class when it has none). */
+  def firstLine(message: String, e: Throwable): String =
+    Option(message).flatMap(_.linesIterator.map(_.trim).find(_.nonEmpty)).getOrElse(e.getClass.getSimpleName)
 
   /** A report that never throws: the message instead. */
   def safely(f: => String): String = try f catch {

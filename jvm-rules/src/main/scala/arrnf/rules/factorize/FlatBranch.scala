@@ -1,10 +1,11 @@
-package arrnf.rules
+package arrnf.rules.factorize
 
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans.Inner
 import org.apache.spark.sql.catalyst.plans.logical._
 
 import arrnf.catalyst.{Effects, Patterns}
+import arrnf.rules.FactorizeUnionOfJoins
 
 /**
  * One UNION ALL branch seen as an inner-join graph: its join inputs (`leaves`), the conjuncts of

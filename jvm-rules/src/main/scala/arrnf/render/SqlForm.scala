@@ -1,4 +1,4 @@
-package arrnf.normal
+package arrnf.render
 
 import scala.util.control.NonFatal
 
@@ -9,43 +9,17 @@ import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.types._
 
 import arrnf.catalyst.Patterns
-
-/**
- * The SQL form of one part of an ArrNF program (what `pyspark_arrnf.sql` needs to write the
- * program back as SQL). Expressions are Spark SQL text (Catalyst's `Expression.sql`) in which a
- * column reference is the quoted placeholder `` `#n` ``: position `n` of the operator's input, as in
- * the display text. `kind` says what the part is:
- *
- *  - unary operators: `map` (exprs, names), `filter` (exprs: conjuncts), `project` (positions),
- *    `generate` (exprs: the generator, names: its outputs, text: `outer` or none), `expand` (exprs:
- *    one SELECT list per projection, names), `local_limit` (text: the limit; a hint only);
- *  - finishing: `sort` (exprs: sort orders), `limit` / `offset` (text), `select` (exprs, names);
- *  - a branch's leaf: `get` (names: its columns), `values` (text: a query giving the rows, names),
- *    `join` (text: join type; exprs: the whole condition over left ++ right, or none; names: the
- *    output of an existence join's flag);
- *  - heads: `aggregate` (keys: GROUP BY, exprs + names: the output), `window` (exprs: windowed
- *    functions with OVER, names), `rank` (keys: PARTITION BY, order, text: the rank function),
- *    `sort_limit` (order);
- *  - `unsupported` (text: why there is no SQL form).
- */
-final case class SqlPart(
-    kind: String,
-    exprs: Seq[String] = Nil,
-    names: Seq[String] = Nil,
-    keys: Seq[String] = Nil,
-    order: Seq[String] = Nil,
-    positions: Seq[Int] = Nil,
-    text: Option[String] = None)
+import arrnf.model.SqlPart
 
 /** A column reference by position, printed as the placeholder `` `#n` ``. */
-private[normal] final case class SqlRef(i: Int, dataType: DataType, nullable: Boolean)
+private[render] final case class SqlRef(i: Int, dataType: DataType, nullable: Boolean)
   extends LeafExpression with Unevaluable {
   override def sql: String = s"`#$i`"
   override def toString: String = sql
 }
 
 /** An expression that prints as fixed SQL text. */
-private[normal] final case class SqlText(text: String, dataType: DataType) extends LeafExpression with Unevaluable {
+private[render] final case class SqlText(text: String, dataType: DataType) extends LeafExpression with Unevaluable {
   override def nullable: Boolean = true
   override def sql: String = text
   override def toString: String = text

@@ -1,6 +1,8 @@
-package arrnf
+package arrnf.guard
 
 import scala.util.control.NonFatal
+
+import arrnf.ArrnfConf
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
@@ -24,7 +26,7 @@ final class GuardedRule(val inner: Rule[LogicalPlan]) extends Rule[LogicalPlan] 
   override def apply(plan: LogicalPlan): LogicalPlan = {
     if (!ArrnfConf.ruleEnabled(simpleName, conf)) return plan
     try {
-      if (conf.getConfString(ArrnfConf.FailRule, "") == simpleName) {
+      if (ArrnfConf.failRule(conf) == simpleName) {
         throw new IllegalStateException(s"failure injected into $simpleName (${ArrnfConf.FailRule})")
       }
       inner(plan)

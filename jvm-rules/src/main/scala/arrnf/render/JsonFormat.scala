@@ -1,14 +1,16 @@
-package arrnf.normal
+package arrnf.render
 
 import org.json4s._
 import org.json4s.jackson.JsonMethods
+
+import arrnf.model._
 
 /** The JSON form of an ArrNF program; the schema is documented in docs/arrnf-json.md. */
 object JsonFormat {
   private def strs(xs: Seq[String]): JValue = JArray(xs.map(JString(_)).toList)
   private def opt[T](o: Option[T])(f: T => JValue): JValue = o.map(f).getOrElse(JNull)
 
-  def unary(u: UnaryOp): JValue = withSql(JObject("op" -> JString(u.op), "args" -> strs(u.args)), u.sql)
+  def unary(u: UnaryOp): JValue = withSql(JObject("op" -> JString(u.op.name), "args" -> strs(u.args)), u.sql)
 
   /** The SQL form of a part (docs/arrnf-sql.md), added only where there is one. */
   def sqlPart(s: SqlPart): JValue = JObject(
@@ -20,7 +22,7 @@ object JsonFormat {
     case None => o
   }
 
-  def get(g: GetLeaf): JValue = JObject("kind" -> JString("Get"), "name" -> JString(g.name), "source" -> JString(g.source))
+  def get(g: GetLeaf): JValue = JObject("kind" -> JString("Get"), "name" -> JString(g.name), "source" -> JString(g.source.name))
 
   def leaf(l: Leaf): JValue = l match {
     case c: ConstantLeaf => JObject("kind" -> JString("Constant"), "detail" -> JString(c.detail), "rows" -> opt(c.rows)(JLong(_)))
@@ -32,14 +34,14 @@ object JsonFormat {
   }
 
   def head(h: Head): JValue = withSql(JObject(
-    "kind" -> JString(h.kind),
+    "kind" -> JString(h.kind.name),
     "keys" -> JArray(h.keys.map(strs).toList),
     "aggregates" -> JArray(h.aggregates.map(a =>
-      JObject("text" -> JString(a.text), "kind" -> JString(a.kind), "distinct" -> JBool(a.distinct))).toList),
+      JObject("text" -> JString(a.text), "kind" -> JString(a.kind.name), "distinct" -> JBool(a.distinct))).toList),
     "order" -> strs(h.order),
     "limit" -> opt(h.limit)(JLong(_)),
     "offset" -> opt(h.offset)(JLong(_)),
-    "mode" -> opt(h.mode)(JString(_))), h.sql)
+    "mode" -> opt(h.mode)(m => JString(m.name))), h.sql)
 
   def cost(c: Cost): JValue = JObject(
     "arrangements" -> JInt(c.arrangements),
@@ -51,7 +53,8 @@ object JsonFormat {
     "source" -> JString(c.source),
     "why" -> JString(c.why))
 
-  def block(b: Block): JValue = JObject(
+  /** A block; `measured` is its measured line (a measured report), shown in its `text`. */
+  def block(b: Block, measured: Option[String] = None): JObject = JObject(
     "name" -> JString(b.name),
     "head" -> opt(b.head)(head),
     "branches" -> JArray(b.branches.map(br =>
@@ -62,18 +65,22 @@ object JsonFormat {
     "consumers" -> JArray(b.consumers.map(c =>
       JObject("block" -> JString(c.block), "role" -> JString(c.role), "detail" -> JString(c.detail))).toList),
     "cost" -> cost(b.cost),
-    "notes" -> strs(b.notes))
+    "notes" -> strs(b.notes),
+    "text" -> JString(TextFormat.blockText(b, measured)))
 
-  def toJValue(p: ArrnfProgram): JValue = JObject(
+  /** The program; a measured report gives each block's measured line and the run's summary, which
+   *  its texts show. */
+  def toJValue(p: ArrnfProgram, measured: Block => Option[String] = _ => None,
+      summary: Option[String] = None): JObject = JObject(
     "format" -> JString("arrnf"),
     "version" -> JInt(p.version),
     "name" -> JString(p.name),
     "streaming" -> JBool(p.streaming),
     "opaque" -> JInt(p.opaque),
     "arrangements" -> JInt(p.arrangements),
-    "blocks" -> JArray(p.blocks.map(block).toList),
+    "blocks" -> JArray(p.blocks.map(b => block(b, measured(b))).toList),
     "finishing" -> JArray(p.finishing.map(unary).toList),
-    "text" -> JString(TextFormat(p)))
+    "text" -> JString(TextFormat(p, measured, summary)))
 
   def apply(p: ArrnfProgram, pretty: Boolean = false): String = {
     val jv = JsonMethods.render(toJValue(p))

@@ -1,4 +1,6 @@
-package arrnf.normal
+package arrnf.render
+
+import arrnf.model._
 
 /**
  * The seed's text form of an ArrNF program: one header line per block with its cost, then the
@@ -9,28 +11,45 @@ package arrnf.normal
  * Distinct keys=[#0{c0}] Project(#0{c0}) Get l3
  * }}}
  *
- * The Python package renders the same text from the JSON form (pyspark_arrnf/plan.py); the two are
- * kept equal by tests.
+ * This is the one renderer of the text form: the JSON form carries its output (the program's `text`
+ * and each block's `text`), and the Python package prints those. A measured report adds, per block,
+ * a `-- measured:` line under the header and, at the end, the run's summary ([[MeasuredText]]).
  */
 object TextFormat {
   // Written into one builder, no intermediate strings or sequences: the explain section prints this
   // for every `df.explain()`, and its cost counts against the planning-overhead budget.
-  def apply(p: ArrnfProgram): String = {
+  def apply(p: ArrnfProgram): String = apply(p, _ => None, None)
+
+  /** The text form with `measured(b)` as a line under block `b`'s header and `summary` at the end. */
+  def apply(p: ArrnfProgram, measured: Block => Option[String], summary: Option[String]): String = {
     val sb = new java.lang.StringBuilder(256 * (p.blocks.size + 1))
     sb.append("-- ArrNF ").append(p.name).append(": ").append(p.blocks.size).append(" blocks, ")
       .append(p.arrangements).append(" arrangements, ").append(p.opaque).append(" opaque")
     if (p.streaming) sb.append(", streaming")
     sb.append('\n')
-    p.blocks.foreach { b =>
-      sb.append('\n'); header(b, sb); sb.append('\n')
-      body(b, sb)
-      b.notes.foreach(n => sb.append("  -- ").append(n).append('\n'))
-    }
+    p.blocks.foreach { b => sb.append('\n'); block(b, measured(b), sb) }
     if (p.finishing.nonEmpty) {
       sb.append("\n-- finishing: ")
       sepBy(p.finishing.reverse, " ", sb)(u => unary(u, sb))
       sb.append('\n')
     }
+    summary.foreach(s => sb.append('\n').append(s).append('\n'))
+    sb.toString
+  }
+
+  /** One block: header, the measured line if any, head and body, notes; each line ended by a newline. */
+  private def block(b: Block, measured: Option[String], sb: java.lang.StringBuilder): Unit = {
+    header(b, sb); sb.append('\n')
+    measured.foreach(m => sb.append("  -- ").append(m).append('\n'))
+    body(b, sb)
+    b.notes.foreach(n => sb.append("  -- ").append(n).append('\n'))
+  }
+
+  /** One block's text, without the final newline (the JSON form's block `text`). */
+  def blockText(b: Block, measured: Option[String] = None): String = {
+    val sb = new java.lang.StringBuilder(256)
+    block(b, measured, sb)
+    sb.setLength(sb.length - 1)
     sb.toString
   }
 
@@ -73,38 +92,37 @@ object TextFormat {
   private def head(h: Head, sb: java.lang.StringBuilder): Unit = {
     def firstKeys(): Unit = strings(h.keys.headOption.getOrElse(Nil), sb)
     h.kind match {
-      case "ArrangeBy" => sb.append("ArrangeBy keys="); keySets(h.keys, sb)
-      case "Reduce" if h.mode.contains("window") =>
+      case HeadKind.ArrangeBy => sb.append("ArrangeBy keys="); keySets(h.keys, sb)
+      case HeadKind.Reduce if h.mode.contains(Mode.Window) =>
         sb.append("Reduce window="); strings(h.aggregates.map(_.text), sb)
         sb.append(" keys="); firstKeys()
         sb.append(" order="); strings(h.order, sb)
-      case "Reduce" =>
+      case HeadKind.Reduce =>
         sb.append("Reduce keys="); firstKeys()
         sb.append(" aggregates="); strings(h.aggregates.map(_.text), sb)
-      case "Distinct" =>
+      case HeadKind.Distinct =>
         sb.append("Distinct keys="); firstKeys()
-        h.mode.foreach(m => sb.append(' ').append(m))
-      case "TopK" =>
+        h.mode.foreach(m => sb.append(' ').append(m.name))
+      case HeadKind.TopK =>
         sb.append("TopK group="); firstKeys()
         sb.append(" order="); strings(h.order, sb)
         h.limit.foreach(l => sb.append(" limit=").append(l))
         h.offset.foreach(o => sb.append(" offset=").append(o))
-        h.mode.foreach(m => sb.append(" by=").append(m))
-      case "Threshold" =>
-        sb.append("Threshold"); h.mode.foreach(m => sb.append(' ').append(m))
-      case other => sb.append(other)
+        h.mode.foreach(m => sb.append(" by=").append(m.name))
+      case HeadKind.Threshold =>
+        sb.append("Threshold"); h.mode.foreach(m => sb.append(' ').append(m.name))
     }
   }
 
   private def unary(u: UnaryOp, sb: java.lang.StringBuilder): Unit = {
-    sb.append(u.op).append('('); commaSeparated(u.args, sb); sb.append(')')
+    sb.append(u.op.name).append('('); commaSeparated(u.args, sb); sb.append(')')
   }
 
   private def get(g: GetLeaf, sb: java.lang.StringBuilder): Unit = {
     sb.append("Get ").append(g.name)
     g.source match {
-      case "cache" => sb.append(" (cached: existing arrangement)")
-      case "stream" => sb.append(" (stream)")
+      case Source.Cache => sb.append(" (cached: existing arrangement)")
+      case Source.Stream => sb.append(" (stream)")
       case _ =>
     }
   }

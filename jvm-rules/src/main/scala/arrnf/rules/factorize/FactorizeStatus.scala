@@ -1,4 +1,4 @@
-package arrnf.rules
+package arrnf.rules.factorize
 
 import java.util.concurrent.ConcurrentLinkedDeque
 import java.util.concurrent.atomic.AtomicLong

@@ -1,4 +1,4 @@
-package arrnf
+package arrnf.bench
 
 import scala.jdk.CollectionConverters._
 
@@ -7,7 +7,8 @@ import org.apache.spark.sql.execution.{ExtendedMode, SparkPlan, SubqueryExec}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
 import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
 
-import arrnf.normal.Measure
+import arrnf.{ArrnfExplainProvider, ArrnfExtension}
+import arrnf.measure.Measure
 
 /**
  * Facts about how Spark planned and ran a query, for benchmarks and reports: the planning phases

@@ -1,4 +1,4 @@
-package arrnf.normal
+package arrnf.normalize
 
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, UnaryNode}
@@ -8,6 +8,9 @@ import org.apache.spark.sql.types.LongType
 import org.json4s.jackson.JsonMethods
 
 import arrnf.ArrnfSparkSuite
+import arrnf.bench.PlanShapes
+import arrnf.model._
+import arrnf.render.{ExpressionText, JsonFormat, Positions, TextFormat}
 
 /** A node no normalizer has seen: it must become an `Opaque` term, its input a block. */
 case class MysteryNode(child: LogicalPlan) extends UnaryNode {
@@ -35,13 +38,13 @@ class NormalizerSuite extends ArrnfSparkSuite {
         s"select ${(2 to 20).map(i => s"l2.c$i").mkString(", ")} from l2 join (select distinct c0 from l3) d on l2.c0 = d.c0",
       "l4")
     val l4 = p.block("l4")
-    assert(l4.head.map(_.kind).contains("Threshold"))
+    assert(l4.head.map(_.kind).contains(HeadKind.Threshold))
     val (neg, pos) = l4.branches.partition(_.negate)
     assert(pos.size == 2 && neg.size == 1)
     val join = neg.head.leaf.asInstanceOf[JoinLeaf]
     val Seq(l2Arr, distinct) = join.inputs.map(g => p.block(g.name))
-    assert(distinct.head.get.kind == "Distinct" && distinct.name.startsWith("l4.tmp"))
-    assert(l2Arr.head.get.kind == "ArrangeBy" && l2Arr.head.get.keys == Seq(Seq("#0{c0}")))
+    assert(distinct.head.get.kind == HeadKind.Distinct && distinct.name.startsWith("l4.tmp"))
+    assert(l2Arr.head.get.kind == HeadKind.ArrangeBy && l2Arr.head.get.keys == Seq(Seq("#0{c0}")))
     assert(p.arrangements == 3 && p.opaque == 0)
   }
 
@@ -119,9 +122,9 @@ class NormalizerSuite extends ArrnfSparkSuite {
     assert(TextFormat.human(1049L, "") == "1.0k" && TextFormat.human(1050L, "") == "1.1k")
     assert(TextFormat.human(999950L, "") == "1000.0k")
     assert(TextFormat.human(Long.MaxValue, "B") == "9223372036.9GB")
-    assert(Normalizer.compress(Seq("#2{a}", "#3{b}", "#4{c}", "#5{d}", "#9{e}")) == Seq("#2{a}..=#5{d}", "#9{e}"))
-    assert(Normalizer.compress(Seq("#1{a}", "#2{b}", "#3{c}")) == Seq("#1{a}", "#2{b}", "#3{c}"))
-    assert(Normalizer.compress(Seq("x", "#{a}", "#1{b}", "#2{c}", "#3{}", "#4{d}")) ==
+    assert(ExpressionText.compress(Seq("#2{a}", "#3{b}", "#4{c}", "#5{d}", "#9{e}")) == Seq("#2{a}..=#5{d}", "#9{e}"))
+    assert(ExpressionText.compress(Seq("#1{a}", "#2{b}", "#3{c}")) == Seq("#1{a}", "#2{b}", "#3{c}"))
+    assert(ExpressionText.compress(Seq("x", "#{a}", "#1{b}", "#2{c}", "#3{}", "#4{d}")) ==
       Seq("x", "#{a}", "#1{b}..=#4{d}"))
     val (a, b, c) = (AttributeReference("a", LongType)(), AttributeReference("b", LongType)(),
       AttributeReference("c", LongType)())

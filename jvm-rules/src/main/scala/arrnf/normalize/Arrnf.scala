@@ -1,4 +1,4 @@
-package arrnf.normal
+package arrnf.normalize
 
 import scala.util.control.NonFatal
 
@@ -6,6 +6,9 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.classic.Dataset
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
+
+import arrnf.model.ArrnfProgram
+import arrnf.render.{JsonFormat, TextFormat}
 
 /**
  * Entry points (also for Python through py4j): `Arrnf.text(df)`, `Arrnf.json(df)`, and the same for

@@ -1,4 +1,4 @@
-package arrnf.normal
+package arrnf.bench
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, EqualTo, IsNotNull}
 import org.apache.spark.sql.catalyst.plans.Inner

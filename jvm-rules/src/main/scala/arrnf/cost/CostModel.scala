@@ -1,10 +1,13 @@
-package arrnf.normal
+package arrnf.cost
 
 import scala.util.Try
 
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expression}
+import org.apache.spark.sql.catalyst.expressions.aggregate._
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.internal.SQLConf
+
+import arrnf.model.{AggKind, Consumer, Cost, Head, HeadKind, Mode}
 
 /**
  * Cost of one block (design §3).
@@ -31,19 +34,27 @@ object CostModel {
   val TopKStages = 16
   val HierarchicalStages = 16
 
+  /** How an aggregate function's state grows (the seed's kinds). */
+  def aggKind(f: AggregateFunction): AggKind = f match {
+    case _: Sum | _: Count | _: Average | _: CountIf | _: CentralMomentAgg | _: Covariance |
+         _: Corr | _: First | _: Last | _: AnyValue => AggKind.Accumulable
+    case _: Min | _: Max | _: MinBy | _: MaxBy => AggKind.Hierarchical
+    case _ => AggKind.Basic
+  }
+
   def counts(head: Option[Head]): (Int, String) = head match {
     case None => (0, "no arrangement-forming operator")
     case Some(h) => h.kind match {
-      case "ArrangeBy" => (h.keys.size, s"ArrangeBy: 1 per key set (${h.keys.size})")
-      case "Threshold" => (1, "Threshold: 1 reduce")
-      case "Distinct" => (1, "Distinct: 1 reduce")
-      case "TopK" => (TopKStages, s"TopK: $TopKStages reduce stages")
-      case "Reduce" if h.mode.contains("window") => (1, "Reduce (window): 1 reduce per partition key")
-      case "Reduce" =>
+      case HeadKind.ArrangeBy => (h.keys.size, s"ArrangeBy: 1 per key set (${h.keys.size})")
+      case HeadKind.Threshold => (1, "Threshold: 1 reduce")
+      case HeadKind.Distinct => (1, "Distinct: 1 reduce")
+      case HeadKind.TopK => (TopKStages, s"TopK: $TopKStages reduce stages")
+      case HeadKind.Reduce if h.mode.contains(Mode.Window) => (1, "Reduce (window): 1 reduce per partition key")
+      case HeadKind.Reduce =>
         val distinct = h.aggregates.count(_.distinct)
-        val acc = h.aggregates.exists(_.kind == "accumulable")
-        val hier = h.aggregates.exists(_.kind == "hierarchical")
-        val basic = h.aggregates.count(_.kind == "basic")
+        val acc = h.aggregates.exists(_.kind == AggKind.Accumulable)
+        val hier = h.aggregates.exists(_.kind == AggKind.Hierarchical)
+        val basic = h.aggregates.count(_.kind == AggKind.Basic)
         val kinds = Seq(acc, hier, basic > 0).count(identity)
         val parts = Seq(
           if (distinct > 0) Some(s"distinct $distinct") else None,
@@ -53,42 +64,40 @@ object CostModel {
           if (kinds > 1) Some("collation 1") else None).flatten
         val n = distinct + (if (acc) 1 else 0) + (if (hier) HierarchicalStages else 0) + basic + (if (kinds > 1) 1 else 0)
         (math.max(n, 1), "Reduce: " + (if (parts.isEmpty) "1" else parts.mkString(" + ")))
-      case other => (1, s"$other: 1")
     }
   }
 
+  /** The cost of a block with `head` (None: none) holding `plan`'s rows, its head reading `input`;
+   *  `keys`: an ArrangeBy's key expressions, or what the other heads are keyed by. */
   def cost(
       head: Option[Head],
       plan: LogicalPlan,
       input: LogicalPlan,
       planOut: Seq[Attribute],
       inputOut: Seq[Attribute],
-      arrangeKeys: Seq[Seq[Expression]],
+      keys: Seq[Expression],
       consumers: Seq[Consumer],
       streaming: Boolean,
       unknownLeaf: LogicalPlan => Boolean): Cost = {
     val (n, rule) = counts(head)
     val why = head match {
       case _ if consumers.isEmpty => "the query's result"
-      case Some(hd) if hd.kind == "ArrangeBy" =>
+      case Some(hd) if hd.kind == HeadKind.ArrangeBy =>
         consumers.map(_.detail).distinct.mkString("; ")
       case Some(hd) =>
-        s"${hd.kind.toLowerCase(java.util.Locale.ROOT)} state, read by " + consumers.map(_.block).distinct.mkString(", ")
+        s"${hd.kind.name.toLowerCase(java.util.Locale.ROOT)} state, read by " + consumers.map(_.block).distinct.mkString(", ")
       case None => "read by " + consumers.map(c => s"${c.block} (${c.role})").distinct.mkString(", ")
     }
     if (n == 0) return Cost(0, rule, Nil, Nil, None, None, "none", why)
     val h = head.get
-    val (keyCols, arranged, arrangedOut): (Seq[Expression], LogicalPlan, Seq[Attribute]) =
-      if (h.kind == "ArrangeBy") (arrangeKeys.flatten, plan, planOut) else (Nil, input, inputOut)
-    val keyWidth = if (h.kind == "ArrangeBy") keyCols.map(e => Try(e.dataType.defaultSize).getOrElse(8)).sum
-      else {
-        val keyTexts = h.keys.flatten
-        Try(inputOut.filter { a => val braced = "{" + a.name + "}"; keyTexts.exists(_.contains(braced)) }
-          .map(_.dataType.defaultSize).sum).getOrElse(0)
-      }
-    val refs = AttributeSet(keyCols.flatMap(_.references))
-    val all = arrangedOut
-    val values: Seq[Attribute] = if (h.kind == "ArrangeBy") all.filterNot(refs.contains) else all
+    // An ArrangeBy holds its block's rows keyed by the key expressions; the other heads hold their
+    // input keyed by the input columns their keys read.
+    val arrangeBy = h.kind == HeadKind.ArrangeBy
+    val (arranged, arrangedOut) = if (arrangeBy) (plan, planOut) else (input, inputOut)
+    val refs = AttributeSet(keys.flatMap(_.references))
+    val keyWidth = if (arrangeBy) keys.map(e => Try(e.dataType.defaultSize).getOrElse(8)).sum
+      else inputOut.filter(refs.contains).map(a => Try(a.dataType.defaultSize).getOrElse(8)).sum
+    val values: Seq[Attribute] = if (arrangeBy) arrangedOut.filterNot(refs.contains) else arrangedOut
     val valueWidth = values.map(a => Try(a.dataType.defaultSize).getOrElse(8)).sum
     val (rows, source) = if (streaming) (None, "unknown") else estimateRows(arranged, arrangedOut, unknownLeaf)
     val bytes = rows.map(r => (BigInt(r) * (keyWidth + valueWidth + UpdateOverhead)).min(BigInt(Long.MaxValue)).toLong)

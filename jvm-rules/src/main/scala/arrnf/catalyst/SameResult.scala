@@ -1,4 +1,4 @@
-package arrnf.rules
+package arrnf.catalyst
 
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 

@@ -1,9 +1,11 @@
-package arrnf
+package arrnf.guard
 
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicLong
 
 import scala.jdk.CollectionConverters._
+
+import arrnf.BuildInfo
 
 /** Counters the Python side and the tests read (through py4j: `arrnf.ArrnfStatus`). */
 object ArrnfStatus {

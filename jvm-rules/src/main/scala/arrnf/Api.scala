@@ -1,0 +1,46 @@
+package arrnf
+
+import org.apache.spark.sql.classic.Dataset
+import org.apache.spark.sql.streaming.StreamingQuery
+
+import arrnf.guard.ArrnfStatus
+import arrnf.measure.Measure
+import arrnf.normalize.Arrnf
+import arrnf.rules.factorize.FactorizeStatus
+
+/**
+ * Everything the Python package asks the JVM (`spark._jvm.arrnf.Api` through py4j, from
+ * `pyspark_arrnf/_jvm.py` only). Arguments Python may leave out are nullable.
+ */
+object Api {
+  /** The ArrNF program of `df`'s optimized plan as JSON (docs/arrnf-json.md), texts included. */
+  def json(df: Dataset[_], name: String): String = Arrnf.json(df, name)
+
+  /** The text form of `df`'s ArrNF program. */
+  def text(df: Dataset[_], name: String): String = Arrnf.text(df, name)
+
+  /** Runs `df`, every partition, without bringing its rows to the driver; the row count. */
+  def run(df: Dataset[_]): Long = Measure.run(df)
+
+  /** The measured report of `df` after it ran (docs/arrnf-measured.md); `error` is the first line
+   *  of its failure (null: it ran), `resultRows` its result's rows (null: unknown). Never throws. */
+  def measuredJson(df: Dataset[_], name: String, error: String, resultRows: java.lang.Long): String =
+    Measure.safely(Measure.json(df, name, Option(error), Option(resultRows).map(_.longValue)))
+
+  /** The measured report of a streaming query's last micro-batch. Never throws. */
+  def streamJson(q: StreamingQuery, name: String): String = Measure.safely(Measure.streamJson(q, name))
+
+  /** Failures of the rules (and the normalizer) per name since the JVM started. */
+  def ruleFailures(): java.util.Map[String, java.lang.Long] = ArrnfStatus.failures()
+  def failureCount(rule: String): Long = ArrnfStatus.failureCount(rule)
+
+  def factorizeReasons(): java.util.List[String] = FactorizeStatus.reasons()
+  def factorizeFirings(): Long = FactorizeStatus.firings()
+  def resetFactorizeStatus(): Unit = FactorizeStatus.reset()
+
+  /** The factorization's minimum saving in the active session (its bad value's error). */
+  def factorizeMinSaving(): Double = ArrnfConf.factorizeMinSaving()
+
+  def version(): String = BuildInfo.version
+  def sparkVersion(): String = BuildInfo.sparkVersion
+}

@@ -1,0 +1,18 @@
+package arrnf.normalize
+
+/** Walks that recurse once per plan level need more stack than py4j's threads (and the explain
+ *  provider's) have on 300-level plans. */
+private[normalize] object DeepStack {
+  private val DeepStackBytes = 512L << 20
+
+  /** Runs `body` on a fresh thread with a 512 MB stack (reserved, not committed) and returns its
+   *  result or rethrows its failure. The active session (an inheritable thread-local) carries over. */
+  def onDeepStack[T](body: => T): T = {
+    @volatile var result: Either[Throwable, T] = scala.util.Left(new IllegalStateException("normalizer thread did not finish"))
+    val t = new Thread(null, () => { result = try scala.util.Right(body) catch { case e: Throwable => scala.util.Left(e) } },
+      "arrnf-normalizer", DeepStackBytes)
+    t.start()
+    t.join()
+    result.fold(e => throw e, identity)
+  }
+}

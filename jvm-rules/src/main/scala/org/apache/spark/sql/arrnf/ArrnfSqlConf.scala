@@ -1,0 +1,79 @@
+package org.apache.spark.sql.arrnf
+
+import org.apache.spark.internal.config.ConfigEntry
+import org.apache.spark.sql.internal.SQLConf
+
+/**
+ * pyspark-arrnf's settings as Spark SQL config entries, registered with `SQLConf` when this object
+ * is first used (the extension touches it when Spark loads it). In Spark's package because Spark's
+ * `ConfigBuilder` is private to it; the rest of the extension reads them through `arrnf.ArrnfConf`.
+ */
+object ArrnfSqlConf {
+  private val Since = "0.1.0"
+
+  val Enabled: ConfigEntry[Boolean] = SQLConf.buildConf("spark.arrnf.enabled")
+    .doc("Kill switch of pyspark-arrnf: false turns every rewrite of the extension off (the ArrNF " +
+      "explain section stays). A runtime setting.")
+    .version(Since)
+    .booleanConf
+    .createWithDefault(true)
+
+  /** The rules' simple names, each with its own switch. */
+  val RuleNames: Seq[String] = arrnf.ArrnfExtension.ruleNames.map(n => n.substring(n.lastIndexOf('.') + 1))
+
+  def ruleEnabledKey(simpleName: String): String = s"spark.arrnf.$simpleName.enabled"
+
+  private val ruleSwitches: Map[String, ConfigEntry[Boolean]] = RuleNames.map { r =>
+    r -> SQLConf.buildConf(ruleEnabledKey(r))
+      .doc(s"Switch of pyspark-arrnf's rule $r (arrnf.rules.$r); off also when spark.arrnf.enabled is false.")
+      .version(Since)
+      .booleanConf
+      .createWithDefault(true)
+  }.toMap
+
+  val FactorizeMinSavingDefault = 0.1
+
+  val FactorizeMinSaving: ConfigEntry[Double] = SQLConf.buildConf("spark.arrnf.FactorizeUnionOfJoins.minSaving")
+    .doc("The least share (0 to 1) of a UNION ALL of joins' estimated cost that factorizing it must " +
+      "save; below it FactorizeUnionOfJoins declines and says why.")
+    .version(Since)
+    .doubleConf
+    .checkValue(v => v >= 0 && v <= 1, "must be a number from 0 to 1 (a share of the estimated cost)")
+    .createWithDefault(FactorizeMinSavingDefault)
+
+  val ExplainSqlUi: ConfigEntry[Boolean] = SQLConf.buildConf("spark.arrnf.explain.sqlUi")
+    .doc("Also build the ArrNF section for the plan description Spark records for every executed " +
+      "query (SQL tab of the UI, event log). df.explain() always shows it.")
+    .version(Since)
+    .booleanConf
+    .createWithDefault(false)
+
+  val FailRule: ConfigEntry[String] = SQLConf.buildConf("spark.arrnf.testing.failRule")
+    .internal()
+    .doc("Testing only: the simple name of a rule, or Normalizer, that throws instead of running " +
+      "(the fault-containment tests).")
+    .version(Since)
+    .stringConf
+    .createWithDefault("")
+
+  def enabled(conf: SQLConf): Boolean = conf.getConf(Enabled)
+
+  /** A rule's switch; a name without an entry (a rule added without one) reads its key as a boolean. */
+  def ruleEnabled(simpleName: String, conf: SQLConf): Boolean = ruleSwitches.get(simpleName) match {
+    case Some(e) => conf.getConf(e)
+    case None => conf.getConfString(ruleEnabledKey(simpleName), "true").trim.toBoolean
+  }
+
+  def explainInSqlUi(conf: SQLConf): Boolean = conf.getConf(ExplainSqlUi)
+
+  def failRule(conf: SQLConf): String = conf.getConf(FailRule)
+
+  /** The minimum saving; a bad value set before the entries were registered throws, saying what to do. */
+  def factorizeMinSaving(conf: SQLConf): Double =
+    try conf.getConf(FactorizeMinSaving) catch {
+      case e: IllegalArgumentException =>
+        throw new IllegalArgumentException(s"${FactorizeMinSaving.key} must be a number from 0 to 1 (a share of " +
+          s"the estimated cost), not '${conf.getConfString(FactorizeMinSaving.key, "")}'; unset it for the default " +
+          s"$FactorizeMinSavingDefault", e)
+    }
+}
