@@ -107,17 +107,26 @@ object Effects {
    */
   def transformUpKnowingPredicatesAbove(plan: LogicalPlan, relevant: LogicalPlan => Boolean)(
       rule: PartialFunction[(LogicalPlan, Boolean), LogicalPlan]): LogicalPlan = {
-    def go(p: LogicalPlan, predicateAbove: Boolean, failingAbove: Boolean): LogicalPlan = {
-      val (predicate, failing) = p match {
-        case Filter(c, _) => (true, failingAbove || canFail(c))
-        case j: Join if j.condition.isDefined => (true, failingAbove || j.condition.exists(canFail))
-        case _: Project | _: Aggregate if predicateAbove => (true, failingAbove || p.expressions.exists(canFail))
-        case _ => (predicateAbove, failingAbove)
+    // Whether a predicate above can fail is asked of the expressions above only where the rule
+    // matches a node (rarely): `failingAbove` is lazy, and each node's answer is computed once.
+    def go(p: LogicalPlan, predicateAbove: Boolean, failingAbove: () => Boolean): LogicalPlan = {
+      val predicate = p match {
+        case _: Filter => true
+        case j: Join if j.condition.isDefined => true
+        case _ => predicateAbove
       }
-      val withChildren = p.mapChildren(c => if (relevant(c)) go(c, predicate, failing) else c)
-      rule.applyOrElse((withChildren, failing), (_: (LogicalPlan, Boolean)) => withChildren)
+      lazy val failing = failingAbove() || (p match {
+        case Filter(c, _) => canFail(c)
+        case j: Join => j.condition.exists(canFail)
+        case _: Project | _: Aggregate if predicateAbove => p.expressions.exists(canFail)
+        case _ => false
+      })
+      val withChildren = p.mapChildren(c => if (relevant(c)) go(c, predicate, () => failing) else c)
+      if (rule.isDefinedAt((withChildren, false)) || rule.isDefinedAt((withChildren, true))) {
+        rule.applyOrElse((withChildren, failing), (_: (LogicalPlan, Boolean)) => withChildren)
+      } else withChildren
     }
-    if (relevant(plan)) go(plan, predicateAbove = false, failingAbove = false) else plan
+    if (relevant(plan)) go(plan, predicateAbove = false, () => false) else plan
   }
 
   /** Whether equality of values of `t` is equality of their bytes (no case-insensitive or trimming collation). */
