@@ -6,11 +6,15 @@ import org.apache.spark.sql.catalyst.rules.Rule
 
 import arrnf.guard.GuardedRule
 import arrnf.rules._
+import arrnf.sql.ArrnfFunctions
 
 /**
  * The one place that registers what pyspark-arrnf adds to Spark. Enable it with
  * `spark.sql.extensions=arrnf.ArrnfExtension` (the Python package's `configure` does this and also
  * sets `spark.sql.extendedExplainProviders=arrnf.ArrnfExplainProvider` for `df.explain()`).
+ *
+ * It also registers the SQL functions `arrnf_json`, `arrnf_text` and `arrnf_blocks`
+ * ([[ArrnfFunctions]]), which any client (Spark Connect, JDBC, `spark-sql`) can call.
  *
  * Each rule is wrapped in a [[GuardedRule]]: switchable at runtime (`spark.arrnf.enabled`,
  * `spark.arrnf.<Rule>.enabled`), excludable by name through `spark.sql.optimizer.excludedRules`,
@@ -21,6 +25,8 @@ class ArrnfExtension extends (SparkSessionExtensions => Unit) {
     ArrnfConf.register() // the settings, so that SET checks them and SET -v lists them
     ArrnfExtension.operatorOptimizationRules.foreach(r => ext.injectOptimizerRule(_ => new GuardedRule(r)))
     ArrnfExtension.preCBORules.foreach(r => ext.injectPreCBORule(_ => new GuardedRule(r)))
+    ArrnfFunctions.functions.foreach(ext.injectFunction)
+    ArrnfFunctions.tableFunctions.foreach(ext.injectTableFunction)
   }
 }
 

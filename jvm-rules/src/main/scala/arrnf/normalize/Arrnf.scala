@@ -16,6 +16,8 @@ import arrnf.render.{JsonFormat, TextFormat}
  */
 object Arrnf {
   def program(plan: LogicalPlan, name: String): ArrnfProgram = Normalizer(plan, name)
+  /** `withSql = false`: without the SQL forms (all the text form needs; most of the cost). */
+  def program(plan: LogicalPlan, name: String, withSql: Boolean): ArrnfProgram = Normalizer(plan, name, withSql)
   def program(df: Dataset[_], name: String): ArrnfProgram = program(optimized(df), name)
   /** The program without SQL forms: all the text form and the explain section print. */
   private def textProgram(plan: LogicalPlan, name: String): ArrnfProgram = Normalizer(plan, name, withSql = false)

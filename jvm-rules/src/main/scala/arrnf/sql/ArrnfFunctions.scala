@@ -1,0 +1,93 @@
+package arrnf.sql
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.catalyst.FunctionIdentifier
+import org.apache.spark.sql.catalyst.expressions.{AttributeReference, Expression, ExpressionInfo, Literal}
+import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, LogicalPlan}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.classic.SparkSession
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+
+import arrnf.model.ArrnfProgram
+import arrnf.normalize.Arrnf
+import arrnf.render.{JsonFormat, TextFormat}
+
+/**
+ * SQL functions any client can call (Spark Connect, `spark-sql`, the Thrift/JDBC server, Scala),
+ * each taking a query as a constant string and answering at analysis time, without running it:
+ *
+ * {{{
+ *   SELECT arrnf_json('SELECT k, count(*) FROM t GROUP BY k')   -- the ArrNF program as JSON
+ *   SELECT arrnf_text('SELECT ...')                              -- its text form
+ *   SELECT * FROM arrnf_blocks('SELECT ...')                     -- one row per block
+ * }}}
+ * The query is planned in the calling session (its tables, views and settings), as `df.explain()`
+ * would plan it.
+ */
+object ArrnfFunctions {
+  /** The columns of `arrnf_blocks`, one row per block in dependency order. */
+  val BlockColumns: Seq[AttributeReference] = Seq(
+    AttributeReference("block", StringType, nullable = false)(),
+    AttributeReference("head", StringType)(),
+    AttributeReference("arrangements", IntegerType, nullable = false)(),
+    AttributeReference("keys", StringType)(),
+    AttributeReference("rows", LongType)(),
+    AttributeReference("bytes", LongType)(),
+    AttributeReference("source", StringType, nullable = false)(),
+    AttributeReference("why", StringType, nullable = false)(),
+    AttributeReference("text", StringType, nullable = false)())
+
+  private def info(name: String, usage: String, example: String): ExpressionInfo =
+    new ExpressionInfo(getClass.getName.stripSuffix("$"), null, name, usage,
+      s"\n    Examples:\n      > $example\n")
+
+  val functions: Seq[(FunctionIdentifier, ExpressionInfo, Seq[Expression] => Expression)] = Seq(
+    (FunctionIdentifier("arrnf_json"),
+      info("arrnf_json", "_FUNC_(query) - The ArrNF program of a query (a constant string) as JSON (docs/arrnf-json.md).",
+        "SELECT _FUNC_('SELECT k, count(*) FROM range(10) t(k) GROUP BY k');"),
+      args => Literal(UTF8String.fromString(JsonFormat(program("arrnf_json", args))), StringType)),
+    (FunctionIdentifier("arrnf_text"),
+      info("arrnf_text", "_FUNC_(query) - The ArrNF program of a query (a constant string) in its text form.",
+        "SELECT _FUNC_('SELECT k, count(*) FROM range(10) t(k) GROUP BY k');"),
+      args => Literal(UTF8String.fromString(TextFormat(program("arrnf_text", args, withSql = false))), StringType)))
+
+  val tableFunctions: Seq[(FunctionIdentifier, ExpressionInfo, Seq[Expression] => LogicalPlan)] = Seq(
+    (FunctionIdentifier("arrnf_blocks"),
+      info("arrnf_blocks", "_FUNC_(query) - One row per block of the ArrNF program of a query (a constant " +
+        "string): block, head, arrangements, keys, rows, bytes, source, why, text.",
+        "SELECT * FROM _FUNC_('SELECT k, count(*) FROM range(10) t(k) GROUP BY k');"),
+      args => blocks(program("arrnf_blocks", args, withSql = false))))
+
+  private def blocks(p: ArrnfProgram): LogicalPlan = {
+    def s(x: String) = UTF8String.fromString(x)
+    val rows = p.blocks.map { b =>
+      val c = b.cost
+      InternalRow(s(b.name), b.head.map(h => s(h.kind.name)).orNull, c.arrangements,
+        if (c.keys.isEmpty) null else s(c.keys.map(_.mkString("[", ", ", "]")).mkString("[", ", ", "]")),
+        c.rows.map(Long.box).orNull, c.bytes.map(Long.box).orNull, s(c.source), s(c.why), s(TextFormat.blockText(b)))
+    }
+    LocalRelation(BlockColumns.map(_.newInstance()), rows)
+  }
+
+  /** The program of the query `args` holds, planned in the active session; one clear error otherwise. */
+  private def program(fn: String, args: Seq[Expression], withSql: Boolean = true): ArrnfProgram = {
+    val query = args match {
+      case Seq(e) if e.foldable && e.dataType.isInstanceOf[StringType] =>
+        Option(e.eval()).map(_.toString).getOrElse(
+          throw new IllegalArgumentException(s"$fn(query): the query is NULL; give the query's text"))
+      case _ => throw new IllegalArgumentException(
+        s"$fn(query) takes one argument, the query as a constant string, e.g. $fn('SELECT ...')")
+    }
+    val spark = SparkSession.active
+    val df = try spark.sql(query) catch {
+      case NonFatal(e) => throw new IllegalArgumentException(
+        s"$fn: the query does not analyze, so it has no ArrNF program: ${firstLine(e)}", e)
+    }
+    Arrnf.program(Arrnf.optimized(df), "query", withSql)
+  }
+
+  private def firstLine(e: Throwable): String =
+    Option(e.getMessage).flatMap(_.linesIterator.map(_.trim).find(_.nonEmpty)).getOrElse(e.getClass.getSimpleName)
+}

@@ -1,0 +1,55 @@
+package arrnf
+
+import org.json4s._
+import org.json4s.jackson.JsonMethods
+
+import arrnf.normalize.Arrnf
+import arrnf.render.{JsonFormat, TextFormat}
+
+/** The SQL functions give what the Scala and Python entry points give, from SQL alone. */
+class ArrnfFunctionsSuite extends ArrnfSparkSuite {
+  private def classic(sql: String) = spark.sql(sql).asInstanceOf[org.apache.spark.sql.classic.Dataset[_]]
+  private val query = "SELECT k % 3 AS g, count(*) AS c FROM range(100) t(k) GROUP BY k % 3"
+
+  test("arrnf_json and arrnf_text return the program of the query, as Arrnf.json and Arrnf.text do") {
+    val json = spark.sql(s"SELECT arrnf_json('$query')").head().getString(0)
+    assert(json == Arrnf.json(classic(query), "query"))
+    val text = spark.sql(s"SELECT arrnf_text('$query')").head().getString(0)
+    assert(text == Arrnf.text(classic(query), "query") && text.startsWith("-- ArrNF query: 1 blocks"))
+  }
+
+  test("arrnf_blocks gives one row per block, with its figures and its text") {
+    val sql = "SELECT a.k, count(*) FROM range(10) a(k) JOIN range(20) b(k) ON a.k = b.k GROUP BY a.k"
+    val program = Arrnf.program(classic(sql), "query")
+    val rows = spark.sql(s"SELECT * FROM arrnf_blocks('$sql')").collect()
+    assert(rows.map(_.getAs[String]("block")).toSeq == program.blocks.map(_.name))
+    rows.zip(program.blocks).foreach { case (r, b) =>
+      assert(r.getAs[Int]("arrangements") == b.cost.arrangements)
+      assert(Option(r.getAs[String]("head")) == b.head.map(_.kind.name))
+      assert(Option(r.get(r.fieldIndex("rows"))).map(_.asInstanceOf[Long]) == b.cost.rows)
+      assert(r.getAs[String]("text") == TextFormat.blockText(b))
+    }
+    assert(rows.exists(r => r.getAs[String]("head") == "ArrangeBy"))
+  }
+
+  test("the query is planned in the calling session: its temporary views and settings") {
+    spark.range(5).createOrReplaceTempView("arrnf_fn_view")
+    val json = spark.sql("SELECT arrnf_json('SELECT DISTINCT id FROM arrnf_fn_view')").head().getString(0)
+    implicit val formats: Formats = DefaultFormats
+    assert((JsonMethods.parse(json) \ "blocks")(0) \ "head" \ "kind" == JString("Distinct"))
+  }
+
+  test("bad input gets one clear message: no query, not a constant, a query that does not analyze") {
+    def message(sql: String): String = intercept[Exception](spark.sql(sql).collect()).getMessage
+    assert(message("SELECT arrnf_json()").contains("takes one argument, the query as a constant string"))
+    assert(message("SELECT arrnf_json(id) FROM range(1)").contains("takes one argument, the query as a constant string"))
+    assert(message("SELECT arrnf_json(CAST(NULL AS STRING))").contains("the query is NULL"))
+    val m = message("SELECT * FROM arrnf_blocks('SELECT * FROM no_such_table')")
+    assert(m.contains("the query does not analyze") && m.contains("no_such_table"), m)
+  }
+
+  test("DESCRIBE FUNCTION explains them") {
+    val described = spark.sql("DESCRIBE FUNCTION EXTENDED arrnf_json").collect().map(_.getString(0)).mkString("\n")
+    assert(described.contains("The ArrNF program of a query"))
+  }
+}
