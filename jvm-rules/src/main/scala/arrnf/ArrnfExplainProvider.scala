@@ -59,7 +59,7 @@ object ArrnfExplainProvider {
         // Never throws: a plan the normalizer cannot handle gives a one-line message instead. It reads
         // the copy Spark planned (where the planner's statistics are); the text is kept on `logical`.
         val planned = scala.util.Try(arrnf.normalize.Arrnf.plannedOf(plan)).toOption.flatten
-        val text = fired + arrnf.normalize.Arrnf.explainOf(planned)
+        val text = fired + arrnf.normalize.Arrnf.explainOf(planned, Some(plan))
         // A tag is copied along when a plan is transformed: `of` tells the plan it was built for.
         logical.foreach(lp => lp.setTagValue(SectionTag, Built(lp, text)))
         text

@@ -8,7 +8,7 @@ import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStag
 import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
 
 import arrnf.{ArrnfExplainProvider, ArrnfExtension}
-import arrnf.measure.Measure
+import arrnf.measure.Attribution
 
 /**
  * Facts about how Spark planned and ran a query, for benchmarks and reports: the planning phases
@@ -82,7 +82,7 @@ object PlanFacts {
   }
 
   /** Counts of Exchange (shuffle and broadcast) / Sort / Join / Aggregate / Window operators in the
-   *  physical plan, classified by `Measure.kindOf`; a reused exchange is counted apart. */
+   *  physical plan, classified by `Attribution.kindOf`; a reused exchange is counted apart. */
   def physicalCounts(df: Dataset[_]): java.util.Map[String, java.lang.Integer] = {
     val counts = scala.collection.mutable.LinkedHashMap(
       "exchange" -> 0, "reused_exchange" -> 0, "sort" -> 0, "join" -> 0, "aggregate" -> 0, "window" -> 0)
@@ -92,7 +92,7 @@ object PlanFacts {
         case s: QueryStageExec => visit(s.plan); return
         case _: ReusedExchangeExec => counts("reused_exchange") += 1; return
         case s: SubqueryExec => visit(s.child); return
-        case other => Measure.kindOf(other).foreach(k => counts(if (k == "broadcast") "exchange" else k) += 1)
+        case other => Attribution.kindOf(other).foreach(k => counts(if (k == "broadcast") "exchange" else k) += 1)
       }
       p.children.foreach(visit)
       p.subqueries.foreach(visit)

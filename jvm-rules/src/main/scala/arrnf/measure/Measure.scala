@@ -1,24 +1,15 @@
 package arrnf.measure
 
-import scala.collection.mutable
 import scala.util.Try
 import scala.util.control.NonFatal
 
 import org.json4s._
 import org.json4s.jackson.JsonMethods
 
-import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight}
-import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.classic.Dataset
-import org.apache.spark.sql.execution.{ReusedSubqueryExec, SortExec, SparkPlan}
-import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
-import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
-import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
-import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
-import org.apache.spark.sql.execution.joins.{BaseJoinExec, BroadcastNestedLoopJoinExec, HashJoin}
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
 import org.apache.spark.sql.execution.streaming.operators.stateful.StateStoreWriter
 import org.apache.spark.sql.execution.streaming.runtime.{StreamExecution, StreamingQueryWrapper}
-import org.apache.spark.sql.execution.window.WindowExecBase
 import org.apache.spark.sql.streaming.StreamingQuery
 
 import arrnf.model.{ArrnfProgram, Block}
@@ -27,21 +18,8 @@ import arrnf.render.{JsonFormat, TextFormat}
 
 /**
  * Measured arrangements (design §3, issue 7): after a query ran, every stateful physical operator of
- * its FINAL plan (the adaptive plan's `executedPlan`, query stages opened, subqueries included) with
- * its Spark SQL metrics, attributed to the ArrNF block it realizes.
- *
- * Stateful operators: sort, aggregate, join, window, shuffle exchange, broadcast exchange; a reused
- * exchange and a cached relation (InMemoryTableScan) are listed as `shared` (an existing
- * arrangement read again: no new state, figures not added to any block).
- *
- * Attribution: an operator whose `logicalLink` (LOGICAL_PLAN_TAG, or the inherited tag of a partial
- * aggregate) is a node the normalizer placed belongs to that block ([[BlockIndex.blockOf]]); an
- * operator without a link of its own (exchanges and sorts added by EnsureRequirements) belongs to the
- * block of its nearest linked ancestor, except below a join, where each side belongs to the
- * arrangement the join reads on that side ([[BlockIndex.joinInputsOf]]). A join belongs to its build
- * side's arrangement (a sort-merge join to its buffered, right, side). When AQE re-planned, links
- * point into the re-optimized logical plan; its query stages are replaced by their logical plans
- * before the look-up. What is still not found is listed as unattributed, with the reason.
+ * its FINAL plan (the adaptive plan's `executedPlan`) with its Spark SQL metrics, attributed to the
+ * ArrNF block it realizes ([[Attribution]]).
  *
  * Figures: `rows` (numOutputRows, or shuffleRecordsWritten for a shuffle), `peakMemory` (the
  * operator's peakMemory metric; buildDataSize for a shuffled hash join's hash table; dataSize for a
@@ -50,154 +28,14 @@ import arrnf.render.{JsonFormat, TextFormat}
  * peak. A block's measured bytes are the peak memory of its own (non-shared) operators.
  */
 object Measure {
-
-  final case class Op(
-      id: Int,
-      node: String,
-      kind: String,
-      block: Option[String],
-      shared: Boolean,
-      reuses: Option[Int],
-      reason: String,
-      rows: Option[Long],
-      peakMemory: Long,
-      spill: Long,
-      shuffleBytes: Long,
-      metrics: Map[String, Long])
-
-  /** SQL metrics of `p` by name (values never negative: an unset size metric reads as 0). */
-  def metricsOf(p: SparkPlan): Map[String, Long] =
-    Try(p.metrics.map { case (k, m) => k -> math.max(m.value, 0L) }).getOrElse(Map.empty)
-
-  /** The stateful operator kind of `p`, if it holds state: the one classification, which
-   *  `PlanFacts.physicalCounts` counts with too. */
-  def kindOf(p: SparkPlan): Option[String] = p match {
-    case _: ShuffleExchangeLike => Some("exchange")
-    case _: BroadcastExchangeLike => Some("broadcast")
-    case _: SortExec => Some("sort")
-    case _: BaseJoinExec => Some("join")
-    case _: BaseAggregateExec => Some("aggregate")
-    case _: WindowExecBase => Some("window")
-    case _ => None
-  }
-
-  private final class Walker(n: BlockIndex) {
-    val ops = mutable.ArrayBuffer[Op]()
-    private val seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[SparkPlan, java.lang.Boolean]())
-    private val idOf = new java.util.IdentityHashMap[SparkPlan, Integer]()
-    private val pendingReuse = mutable.ArrayBuffer[(Int, SparkPlan)]()
-
-    /** Query stages replaced by the logical plans they ran, so a re-planned link finds its block. */
-    private def destaged(l: LogicalPlan): LogicalPlan = Try(l.transformUp {
-      case s: LogicalQueryStage => destaged(s.logicalPlan) // a stage's plan may hold stages itself
-    }).getOrElse(l)
-
-    def blockOfLink(p: SparkPlan): Option[String] = p.logicalLink.flatMap { l =>
-      val staged = l.exists(_.isInstanceOf[LogicalQueryStage])
-      n.blockOf(l)
-        .orElse(if (staged) n.blockOf(destaged(l)) else None)
-        .orElse(n.blockOfShape(l))
-        .orElse(if (staged) n.blockOfShape(destaged(l)) else None)
-    }
-
-    private def joinSides(p: SparkPlan): Option[(Option[String], Option[String])] = p.logicalLink.flatMap {
-      case j: Join =>
-        n.joinInputsOf(j).orElse(destaged(j) match {
-          case d: Join => n.joinInputsOf(d)
-          case _ => None
-        }).orElse(n.joinInputsOfShape(j)).map { case (l, r) => (Some(l), Some(r)) }
-      case _ => None
-    }
-
-    private def emit(p: SparkPlan, kind: String, block: Option[String], shared: Boolean, reason: String): Int = {
-      val m = metricsOf(p)
-      val rows = m.get("numOutputRows").orElse(m.get("shuffleRecordsWritten"))
-      val peak = if (shared) 0L else p match {
-        case _: BroadcastExchangeLike => m.getOrElse("dataSize", 0L)
-        case _ => m.getOrElse("peakMemory", 0L) + m.getOrElse("buildDataSize", 0L)
-      }
-      val spill = if (shared) 0L else m.getOrElse("spillSize", 0L)
-      val shuffle = if (shared) 0L else m.getOrElse("shuffleBytesWritten", 0L)
-      val id = ops.size
-      ops += Op(id, p.nodeName, kind, block, shared, None, reason, rows, peak, spill, shuffle, m)
-      idOf.put(p, id)
-      id
-    }
-
-    /** `ctx`: the block of the nearest linked ancestor (or of the join side), and why. */
-    def visit(p: SparkPlan, ctx: Option[String], why: String): Unit = {
-      if (!seen.add(p)) return
-      p match {
-        case a: AdaptiveSparkPlanExec => visit(a.executedPlan, ctx, why); return
-        case s: QueryStageExec => visit(s.plan, ctx, why); return
-        case _: ReusedSubqueryExec => return // the subquery's operators are measured where it first ran
-        case r: ReusedExchangeExec =>
-          val kind = if (r.child.isInstanceOf[BroadcastExchangeLike]) "broadcast" else "exchange"
-          val id = emit(r, kind, ctx, shared = true, "reused exchange: an existing arrangement read again")
-          pendingReuse += ((id, r.child))
-          return
-        case i: InMemoryTableScanExec =>
-          emit(i, "cache", ctx, shared = true,
-            s"cached relation ${i.relation.cacheBuilder.tableName.getOrElse("")}".trim + ": an existing arrangement")
-          return
-        case _ =>
-      }
-      val own = blockOfLink(p)
-      val (here, reason) = own match {
-        case Some(b) => (Some(b), "logical link")
-        case None if p.logicalLink.isDefined && ctx.isEmpty =>
-          (None, s"its logical node ${p.logicalLink.get.nodeName} is in no block ($why)")
-        case None =>
-          val unknown = p.logicalLink.map(l => s"; its logical node ${l.nodeName} is in no block").getOrElse("")
-          (ctx, (if (ctx.isDefined) why else s"no block above it ($why)") + unknown)
-      }
-      val sides = p match {
-        case _: BaseJoinExec => joinSides(p)
-        case _ => None
-      }
-      kindOf(p).foreach { kind =>
-        val (b, r) = (p, sides) match {
-          case (h: HashJoin, Some((l, rr))) => if (h.buildSide == BuildLeft) (l, "build side (left)") else (rr, "build side (right)")
-          case (nl: BroadcastNestedLoopJoinExec, Some((l, rr))) =>
-            if (nl.buildSide == BuildLeft) (l, "build side (left)") else (rr, "build side (right)")
-          case (_: BaseJoinExec, Some((_, rr))) => (rr, "buffered side (right)")
-          case _ => (here, reason)
-        }
-        emit(p, kind, b, shared = false, r)
-      }
-      sides match {
-        case Some((l, r)) if p.children.size == 2 =>
-          visit(p.children(0), l.orElse(here), "below a join: the left input's arrangement")
-          visit(p.children(1), r.orElse(here), "below a join: the right input's arrangement")
-        case _ =>
-          val childWhy = if (own.isDefined) s"inherits from ${p.nodeName}" else why
-          p.children.foreach(c => visit(c, here, childWhy))
-      }
-      p.subqueries.foreach(s => visit(s, here, s"subquery of ${p.nodeName}"))
-    }
-
-    def finish(): Seq[Op] = {
-      pendingReuse.foreach { case (id, orig) =>
-        val target = Option(idOf.get(orig)).map(_.intValue)
-        ops(id) = ops(id).copy(reuses = target)
-      }
-      ops.toSeq
-    }
-  }
-
-  /** The stateful operators of `physical`, attributed with the normalizer `n` (after it ran). */
-  def operators(physical: SparkPlan, n: BlockIndex): Seq[Op] = {
-    val w = new Walker(n)
-    w.visit(physical, None, "the query's root")
-    w.finish()
-  }
+  import Attribution._
 
   def opJson(o: Op): JValue = JObject(
     "id" -> JInt(o.id), "node" -> JString(o.node), "kind" -> JString(o.kind),
     "block" -> o.block.map(JString(_)).getOrElse(JNull), "shared" -> JBool(o.shared),
     "reuses" -> o.reuses.map(i => JInt(i)).getOrElse(JNull), "reason" -> JString(o.reason),
     "rows" -> o.rows.map(JLong(_)).getOrElse(JNull), "peak_memory" -> JLong(o.peakMemory),
-    "spill" -> JLong(o.spill), "shuffle_bytes" -> JLong(o.shuffleBytes),
+    "spill" -> JLong(o.spill), "shuffle_bytes" -> JLong(o.shuffleBytes), "what" -> JString(o.what),
     "metrics" -> JObject(o.metrics.toList.sortBy(_._1).map { case (k, v) => k -> JLong(v) }))
 
   /** A block's measured figures: sums over its own operators (shared ones listed apart), the largest
@@ -246,7 +84,8 @@ object Measure {
       settled: Option[Boolean] = None)
 
   /** The program JSON with `measured` in each block, a top-level `measurement`, and texts that show them. */
-  def report(p: ArrnfProgram, ops: Seq[Op], run: Run): String = {
+  def report(program: ArrnfProgram, ops: Seq[Op], run: Run): String = {
+    val p = Realization.attach(program, ops)
     val figs = p.blocks.map(b => b.name -> figures(b, ops)).toMap
     val attributed = ops.filter(o => o.block.isDefined && !o.shared)
     val unattributed = ops.filter(_.block.isEmpty)
@@ -337,7 +176,7 @@ object Measure {
         case None => (m.get("numTotalStateRows"), m.getOrElse("stateMemory", 0L))
       }
       Op(i, s.nodeName, "state", b, shared = false, None,
-        if (b.isDefined) "logical link" else "its logical node is in no block", rows, peak, 0L, 0L, m)
+        if (b.isDefined) "logical link" else "its logical node is in no block", rows, peak, 0L, 0L, m, "state store")
     }
     val error = q.exception.map(e => firstLine(e.getMessage, e))
     report(program, ops, Run(error, batchId = Some(exec.currentBatchId), finalPlan = Some(true),

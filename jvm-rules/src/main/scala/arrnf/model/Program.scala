@@ -177,6 +177,15 @@ final case class Cost(
     source: String,
     why: String)
 
+/**
+ * A physical operator that realizes a block: its id among the plan's stateful operators, its node
+ * name, what state it holds (`sort for merge join`, `broadcast relation`, `hash aggregate (final)`,
+ * ...), and whether it reads an existing arrangement (a reused exchange, a cached relation).
+ */
+final case class Realized(id: Int, operator: String, what: String, shared: Boolean)
+
+/** `realization`: what Spark builds for the block in the plan it chose (Nil: nothing, a streamed
+ *  side); None where no physical plan was asked (a streaming query, a logical plan alone). */
 final case class Block(
     name: String,
     head: Option[Head],
@@ -185,16 +194,19 @@ final case class Block(
     sharing: Int,
     consumers: Seq[Consumer],
     cost: Cost,
-    notes: Seq[String])
+    notes: Seq[String],
+    realization: Option[Seq[Realized]] = None)
 
-/** `finishing`: root Sort / Limit / Offset / Project, shown but not arrangements. */
+/** `finishing`: root Sort / Limit / Offset / Project, shown but not arrangements. `realized`: how
+ *  many stateful operators Spark's physical plan runs (shared ones not counted), where known. */
 final case class ArrnfProgram(
     name: String,
     blocks: Seq[Block],
     finishing: Seq[UnaryOp],
     streaming: Boolean,
     opaque: Int,
-    version: Int = Program.FormatVersion) {
+    version: Int = Program.FormatVersion,
+    realized: Option[Int] = None) {
   def arrangements: Int = blocks.map(_.cost.arrangements).sum
   def block(name: String): Block = blocks.find(_.name == name).getOrElse(
     throw new NoSuchElementException(s"no block $name in ${blocks.map(_.name).mkString(", ")}"))

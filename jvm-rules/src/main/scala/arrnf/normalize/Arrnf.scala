@@ -1,5 +1,6 @@
 package arrnf.normalize
 
+import scala.util.Try
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
@@ -7,6 +8,7 @@ import org.apache.spark.sql.classic.Dataset
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
 
+import arrnf.measure.Realization
 import arrnf.model.ArrnfProgram
 import arrnf.render.{JsonFormat, TextFormat}
 
@@ -18,7 +20,23 @@ object Arrnf {
   def program(plan: LogicalPlan, name: String): ArrnfProgram = Normalizer(plan, name)
   /** `withSql = false`: without the SQL forms (all the text form needs; most of the cost). */
   def program(plan: LogicalPlan, name: String, withSql: Boolean): ArrnfProgram = Normalizer(plan, name, withSql)
-  def program(df: Dataset[_], name: String): ArrnfProgram = program(optimized(df), name)
+  def program(df: Dataset[_], name: String): ArrnfProgram = ofDataset(df, name)
+
+  /**
+   * The program of `df`, each block with what Spark builds for it in the physical plan Spark chose
+   * (planned now if it was not yet: the same plan running `df` uses). A streaming Dataset has no
+   * physical plan before it starts: no realization.
+   */
+  def ofDataset(df: Dataset[_], name: String, withSql: Boolean = true): ArrnfProgram =
+    if (df.isStreaming) Normalizer(optimized(df), name, withSql)
+    else {
+      val (p, index) = Normalizer.build(df.queryExecution.optimizedPlan, name, withSql)
+      realize(p, Try(df.queryExecution.executedPlan).toOption, index)
+    }
+
+  /** `p` with its realization in `physical`; `p` as it is when there is no plan or attributing fails. */
+  private def realize(p: ArrnfProgram, physical: Option[SparkPlan], index: BlockIndex): ArrnfProgram =
+    physical.flatMap(pp => Try(Realization.of(p, pp, index)).toOption).getOrElse(p)
   /** The program without SQL forms: all the text form and the explain section print. */
   private def textProgram(plan: LogicalPlan, name: String): ArrnfProgram = Normalizer(plan, name, withSql = false)
 
@@ -33,7 +51,7 @@ object Arrnf {
       qe.sparkSession.withActive(qe.sparkSession.sessionState.optimizer.execute(qe.analyzed.clone()))
     }
 
-  def text(df: Dataset[_], name: String): String = TextFormat(textProgram(optimized(df), name))
+  def text(df: Dataset[_], name: String): String = TextFormat(ofDataset(df, name, withSql = false))
   def text(df: Dataset[_]): String = text(df, "query")
   def json(df: Dataset[_], name: String): String = JsonFormat(program(df, name))
   def json(df: Dataset[_]): String = json(df, "query")
@@ -59,12 +77,14 @@ object Arrnf {
   }
 
   /** The ArrNF text for explain: never throws, a one-line message instead. */
-  def explain(plan: SparkPlan): String = explainOf(plannedOf(plan))
+  def explain(plan: SparkPlan): String = explainOf(plannedOf(plan), Some(plan))
 
   /** [[explain]] for the logical plan already found behind a physical plan (or none). */
-  def explainOf(logical: => Option[LogicalPlan]): String = try {
+  def explainOf(logical: => Option[LogicalPlan], physical: Option[SparkPlan]): String = try {
     logical match {
-      case Some(lp) => TextFormat(textProgram(lp, "query"))
+      case Some(lp) =>
+        val (p, index) = Normalizer.build(lp, "query", withSql = false)
+        TextFormat(realize(p, physical, index))
       case None => "ArrNF: no logical plan is linked to this physical plan; use pyspark_arrnf.arrnf(df)."
     }
   } catch {

@@ -66,6 +66,8 @@ object JsonFormat {
       JObject("block" -> JString(c.block), "role" -> JString(c.role), "detail" -> JString(c.detail))).toList),
     "cost" -> cost(b.cost),
     "notes" -> strs(b.notes),
+    "realization" -> opt(b.realization)(rs => JArray(rs.map(r => JObject("id" -> JInt(r.id),
+      "operator" -> JString(r.operator), "what" -> JString(r.what), "shared" -> JBool(r.shared))).toList)),
     "text" -> JString(TextFormat.blockText(b, measured)))
 
   /** The program; a measured report gives each block's measured line and the run's summary, which
@@ -78,6 +80,7 @@ object JsonFormat {
     "streaming" -> JBool(p.streaming),
     "opaque" -> JInt(p.opaque),
     "arrangements" -> JInt(p.arrangements),
+    "realized" -> opt(p.realized)(JInt(_)),
     "blocks" -> JArray(p.blocks.map(b => block(b, measured(b))).toList),
     "finishing" -> JArray(p.finishing.map(unary).toList),
     "text" -> JString(TextFormat(p, measured, summary)))

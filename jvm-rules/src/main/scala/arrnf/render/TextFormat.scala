@@ -26,6 +26,7 @@ object TextFormat {
     sb.append("-- ArrNF ").append(p.name).append(": ").append(p.blocks.size).append(" blocks, ")
       .append(p.arrangements).append(" arrangements, ").append(p.opaque).append(" opaque")
     if (p.streaming) sb.append(", streaming")
+    p.realized.foreach(n => sb.append("; Spark runs ").append(n).append(" stateful operators"))
     sb.append('\n')
     p.blocks.foreach { b => sb.append('\n'); block(b, measured(b), sb) }
     if (p.finishing.nonEmpty) {
@@ -80,6 +81,10 @@ object TextFormat {
     c.rows.foreach(r => sb.append("  rows≈").append(human(r, "")).append(" (").append(c.source).append(')'))
     c.bytes.foreach(x => sb.append("  bytes≈").append(human(x, "B")))
     if (b.sharing > 1) sb.append("  shared=").append(b.sharing)
+    b.realization.foreach { r =>
+      sb.append("  spark=")
+      if (r.isEmpty) sb.append("none") else strings(r.map(x => if (x.shared) x.what + " (existing)" else x.what), sb)
+    }
     sb.append("  why: ").append(c.why)
   }
 

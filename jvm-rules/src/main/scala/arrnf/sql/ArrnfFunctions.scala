@@ -85,7 +85,7 @@ object ArrnfFunctions {
       case NonFatal(e) => throw new IllegalArgumentException(
         s"$fn: the query does not analyze, so it has no ArrNF program: ${firstLine(e)}", e)
     }
-    Arrnf.program(Arrnf.optimized(df), "query", withSql)
+    Arrnf.ofDataset(df, "query", withSql)
   }
 
   private def firstLine(e: Throwable): String =

@@ -1,0 +1,181 @@
+package arrnf.measure
+
+import scala.collection.mutable
+import scala.util.Try
+
+import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight}
+import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
+import org.apache.spark.sql.execution.{ReusedSubqueryExec, SortExec, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
+import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
+import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
+import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
+import org.apache.spark.sql.execution.joins.{BaseJoinExec, BroadcastNestedLoopJoinExec, HashJoin}
+import org.apache.spark.sql.execution.window.WindowExecBase
+
+import arrnf.normalize.BlockIndex
+
+/**
+ * Which block each stateful physical operator realizes (design §3): every stateful operator of a
+ * physical plan (query stages opened, subqueries included), with its Spark SQL metrics and what
+ * state it holds ([[Realization]]), attributed to the ArrNF block it realizes. A plan that has not
+ * run gives the operators Spark will run (zero figures); measured reports read the final plan.
+ *
+ * Stateful operators: sort, aggregate, join, window, shuffle exchange, broadcast exchange; a reused
+ * exchange and a cached relation (InMemoryTableScan) are listed as `shared` (an existing
+ * arrangement read again: no new state, figures not added to any block).
+ *
+ * Attribution: an operator whose `logicalLink` (LOGICAL_PLAN_TAG, or the inherited tag of a partial
+ * aggregate) is a node the normalizer placed belongs to that block ([[BlockIndex.blockOf]]); an
+ * operator without a link of its own (exchanges and sorts added by EnsureRequirements) belongs to the
+ * block of its nearest linked ancestor, except below a join, where each side belongs to the
+ * arrangement the join reads on that side ([[BlockIndex.joinInputsOf]]). A join belongs to its build
+ * side's arrangement (a sort-merge join to its buffered, right, side). When AQE re-planned, links
+ * point into the re-optimized logical plan; its query stages are replaced by their logical plans
+ * before the look-up. What is still not found is listed as unattributed, with the reason.
+ */
+object Attribution {
+
+  final case class Op(
+      id: Int,
+      node: String,
+      kind: String,
+      block: Option[String],
+      shared: Boolean,
+      reuses: Option[Int],
+      reason: String,
+      rows: Option[Long],
+      peakMemory: Long,
+      spill: Long,
+      shuffleBytes: Long,
+      metrics: Map[String, Long],
+      what: String = "")
+
+  /** SQL metrics of `p` by name (values never negative: an unset size metric reads as 0). */
+  def metricsOf(p: SparkPlan): Map[String, Long] =
+    Try(p.metrics.map { case (k, m) => k -> math.max(m.value, 0L) }).getOrElse(Map.empty)
+
+  /** The stateful operator kind of `p`, if it holds state: the one classification, which
+   *  `PlanFacts.physicalCounts` counts with too. */
+  def kindOf(p: SparkPlan): Option[String] = p match {
+    case _: ShuffleExchangeLike => Some("exchange")
+    case _: BroadcastExchangeLike => Some("broadcast")
+    case _: SortExec => Some("sort")
+    case _: BaseJoinExec => Some("join")
+    case _: BaseAggregateExec => Some("aggregate")
+    case _: WindowExecBase => Some("window")
+    case _ => None
+  }
+
+  private[measure] final class Walker(n: BlockIndex) {
+    val ops = mutable.ArrayBuffer[Op]()
+    private val seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[SparkPlan, java.lang.Boolean]())
+    private val idOf = new java.util.IdentityHashMap[SparkPlan, Integer]()
+    private val pendingReuse = mutable.ArrayBuffer[(Int, SparkPlan)]()
+
+    /** Query stages replaced by the logical plans they ran, so a re-planned link finds its block. */
+    private def destaged(l: LogicalPlan): LogicalPlan = Try(l.transformUp {
+      case s: LogicalQueryStage => destaged(s.logicalPlan) // a stage's plan may hold stages itself
+    }).getOrElse(l)
+
+    def blockOfLink(p: SparkPlan): Option[String] = p.logicalLink.flatMap { l =>
+      val staged = l.exists(_.isInstanceOf[LogicalQueryStage])
+      n.blockOf(l)
+        .orElse(if (staged) n.blockOf(destaged(l)) else None)
+        .orElse(n.blockOfShape(l))
+        .orElse(if (staged) n.blockOfShape(destaged(l)) else None)
+    }
+
+    private def joinSides(p: SparkPlan): Option[(Option[String], Option[String])] = p.logicalLink.flatMap {
+      case j: Join =>
+        n.joinInputsOf(j).orElse(destaged(j) match {
+          case d: Join => n.joinInputsOf(d)
+          case _ => None
+        }).orElse(n.joinInputsOfShape(j)).map { case (l, r) => (Some(l), Some(r)) }
+      case _ => None
+    }
+
+    private def emit(p: SparkPlan, parent: Option[SparkPlan], kind: String, block: Option[String], shared: Boolean,
+        reason: String): Int = {
+      val m = metricsOf(p)
+      val rows = m.get("numOutputRows").orElse(m.get("shuffleRecordsWritten"))
+      val peak = if (shared) 0L else p match {
+        case _: BroadcastExchangeLike => m.getOrElse("dataSize", 0L)
+        case _ => m.getOrElse("peakMemory", 0L) + m.getOrElse("buildDataSize", 0L)
+      }
+      val spill = if (shared) 0L else m.getOrElse("spillSize", 0L)
+      val shuffle = if (shared) 0L else m.getOrElse("shuffleBytesWritten", 0L)
+      val id = ops.size
+      ops += Op(id, p.nodeName, kind, block, shared, None, reason, rows, peak, spill, shuffle, m, Realization.what(p, parent))
+      idOf.put(p, id)
+      id
+    }
+
+    /** `ctx`: the block of the nearest linked ancestor (or of the join side), and why. */
+    def visit(p: SparkPlan, ctx: Option[String], why: String, parent: Option[SparkPlan] = None): Unit = {
+      if (!seen.add(p)) return
+      p match {
+        case a: AdaptiveSparkPlanExec => visit(a.executedPlan, ctx, why, parent); return
+        case s: QueryStageExec => visit(s.plan, ctx, why, parent); return
+        case _: ReusedSubqueryExec => return // the subquery's operators are measured where it first ran
+        case r: ReusedExchangeExec =>
+          val kind = if (r.child.isInstanceOf[BroadcastExchangeLike]) "broadcast" else "exchange"
+          val id = emit(r, parent, kind, ctx, shared = true, "reused exchange: an existing arrangement read again")
+          pendingReuse += ((id, r.child))
+          return
+        case i: InMemoryTableScanExec =>
+          emit(i, parent, "cache", ctx, shared = true,
+            s"cached relation ${i.relation.cacheBuilder.tableName.getOrElse("")}".trim + ": an existing arrangement")
+          return
+        case _ =>
+      }
+      val own = blockOfLink(p)
+      val (here, reason) = own match {
+        case Some(b) => (Some(b), "logical link")
+        case None if p.logicalLink.isDefined && ctx.isEmpty =>
+          (None, s"its logical node ${p.logicalLink.get.nodeName} is in no block ($why)")
+        case None =>
+          val unknown = p.logicalLink.map(l => s"; its logical node ${l.nodeName} is in no block").getOrElse("")
+          (ctx, (if (ctx.isDefined) why else s"no block above it ($why)") + unknown)
+      }
+      val sides = p match {
+        case _: BaseJoinExec => joinSides(p)
+        case _ => None
+      }
+      kindOf(p).foreach { kind =>
+        val (b, r) = (p, sides) match {
+          case (h: HashJoin, Some((l, rr))) => if (h.buildSide == BuildLeft) (l, "build side (left)") else (rr, "build side (right)")
+          case (nl: BroadcastNestedLoopJoinExec, Some((l, rr))) =>
+            if (nl.buildSide == BuildLeft) (l, "build side (left)") else (rr, "build side (right)")
+          case (_: BaseJoinExec, Some((_, rr))) => (rr, "buffered side (right)")
+          case _ => (here, reason)
+        }
+        emit(p, parent, kind, b, shared = false, r)
+      }
+      sides match {
+        case Some((l, r)) if p.children.size == 2 =>
+          visit(p.children(0), l.orElse(here), "below a join: the left input's arrangement", Some(p))
+          visit(p.children(1), r.orElse(here), "below a join: the right input's arrangement", Some(p))
+        case _ =>
+          val childWhy = if (own.isDefined) s"inherits from ${p.nodeName}" else why
+          p.children.foreach(c => visit(c, here, childWhy, Some(p)))
+      }
+      p.subqueries.foreach(s => visit(s, here, s"subquery of ${p.nodeName}", Some(p)))
+    }
+
+    def finish(): Seq[Op] = {
+      pendingReuse.foreach { case (id, orig) =>
+        val target = Option(idOf.get(orig)).map(_.intValue)
+        ops(id) = ops(id).copy(reuses = target)
+      }
+      ops.toSeq
+    }
+  }
+
+  /** The stateful operators of `physical`, attributed to the blocks of `n` (the normalized plan's index). */
+  def operators(physical: SparkPlan, n: BlockIndex): Seq[Op] = {
+    val w = new Walker(n)
+    w.visit(physical, None, "the query's root")
+    w.finish()
+  }
+}

@@ -1,0 +1,66 @@
+package arrnf.measure
+
+import org.apache.spark.sql.classic.Dataset
+
+import arrnf.ArrnfSparkSuite
+import arrnf.model.{ArrnfProgram, Block, HeadKind}
+import arrnf.normalize.Arrnf
+
+/** Each block says what Spark builds for it in the plan Spark chose, and nothing where Spark builds nothing. */
+class RealizationSuite extends ArrnfSparkSuite {
+  private def program(sql: String, conf: (String, String)*): ArrnfProgram = {
+    val before = conf.map { case (k, _) => k -> spark.conf.getOption(k) }
+    conf.foreach { case (k, v) => spark.conf.set(k, v) }
+    try Arrnf.ofDataset(spark.sql(sql).asInstanceOf[Dataset[_]], "q")
+    finally before.foreach { case (k, v) => v.fold(spark.conf.unset(k))(spark.conf.set(k, _)) }
+  }
+  private def whats(b: Block): Seq[String] = b.realization.get.map(_.what)
+  private def arranged(p: ArrnfProgram): Seq[Block] = p.blocks.filter(_.head.exists(_.kind == HeadKind.ArrangeBy))
+
+  private val join = "SELECT a.k, b.v FROM range(100) a(k) JOIN (SELECT id AS k, id * 2 AS v FROM range(1000000)) b ON a.k = b.k"
+
+  test("a broadcast join: the small side is a broadcast relation with its hash table, the streamed side is none") {
+    val p = program(join)
+    val (built, streamed) = arranged(p).partition(b => b.realization.get.nonEmpty)
+    assert(built.size == 1 && streamed.size == 1, p.blocks.map(b => b.name -> b.realization))
+    assert(whats(built.head).toSet == Set("broadcast relation", "broadcast hash table"))
+    assert(whats(streamed.head).isEmpty)
+    assert(p.realized.contains(2))
+    assert(arrnf.render.TextFormat(p).contains("spark=none"))
+  }
+
+  test("a sort-merge join: both sides shuffled and sorted, the buffered side holds the join's buffer") {
+    val p = program(join, "spark.sql.autoBroadcastJoinThreshold" -> "-1", "spark.sql.join.preferSortMergeJoin" -> "true")
+    val sides = arranged(p).map(whats)
+    assert(sides.size == 2 && sides.forall(w => w.contains("shuffle") && w.contains("sort for merge join")), sides)
+    assert(sides.count(_.contains("merge join buffer")) == 1, sides)
+  }
+
+  test("an aggregate: its partial and final hash aggregates and the shuffle between them") {
+    val p = program("SELECT id % 7 AS g, sum(id) FROM range(1000) GROUP BY id % 7")
+    assert(whats(p.blocks.last).toSet == Set("hash aggregate (partial)", "shuffle", "hash aggregate (final)"), whats(p.blocks.last))
+  }
+
+  test("a window: its buffer and the sort it needs") {
+    val p = program("SELECT id, sum(id) OVER (PARTITION BY id % 3 ORDER BY id) FROM range(100)")
+    val w = p.blocks.find(_.head.exists(_.kind == HeadKind.Reduce)).get
+    assert(Set("window buffer", "sort for window").subsetOf(whats(w).toSet), whats(w))
+  }
+
+  test("a cached DataFrame is an existing arrangement: read, not built") {
+    val cached = spark.range(100).toDF("k")
+    cached.cache().count()
+    try {
+      cached.createOrReplaceTempView("realization_cached")
+      val p = program("SELECT k, count(*) FROM realization_cached GROUP BY k")
+      val shared = p.blocks.flatMap(_.realization.get).filter(_.shared)
+      assert(shared.map(_.what) == Seq("cached relation"), p.blocks.map(_.realization))
+    } finally cached.unpersist()
+  }
+
+  test("a logical plan alone (no physical plan asked for) has no realization: nothing is claimed") {
+    val p = Arrnf.program(spark.sql(join).queryExecution.optimizedPlan, "q")
+    assert(p.blocks.forall(_.realization.isEmpty) && p.realized.isEmpty)
+    assert(!arrnf.render.TextFormat(p).contains("spark="))
+  }
+}
