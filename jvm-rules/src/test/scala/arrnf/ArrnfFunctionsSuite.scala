@@ -28,8 +28,10 @@ class ArrnfFunctionsSuite extends ArrnfSparkSuite {
       assert(Option(r.getAs[String]("head")) == b.head.map(_.kind.name))
       assert(Option(r.get(r.fieldIndex("rows"))).map(_.asInstanceOf[Long]) == b.cost.rows)
       assert(r.getAs[String]("text") == TextFormat.blockText(b))
+      assert(Option(r.getAs[String]("realization")) == b.realization.map(x => if (x.isEmpty) "none" else x.map(_.what).mkString(", ")))
     }
     assert(rows.exists(r => r.getAs[String]("head") == "ArrangeBy"))
+    assert(rows.exists(r => r.getAs[String]("realization").contains("broadcast relation")), "range(10) is broadcast")
   }
 
   test("the query is planned in the calling session: its temporary views and settings") {

@@ -32,6 +32,7 @@ object ArrnfFunctions {
     AttributeReference("block", StringType, nullable = false)(),
     AttributeReference("head", StringType)(),
     AttributeReference("arrangements", IntegerType, nullable = false)(),
+    AttributeReference("realization", StringType)(),
     AttributeReference("keys", StringType)(),
     AttributeReference("rows", LongType)(),
     AttributeReference("bytes", LongType)(),
@@ -56,7 +57,8 @@ object ArrnfFunctions {
   val tableFunctions: Seq[(FunctionIdentifier, ExpressionInfo, Seq[Expression] => LogicalPlan)] = Seq(
     (FunctionIdentifier("arrnf_blocks"),
       info("arrnf_blocks", "_FUNC_(query) - One row per block of the ArrNF program of a query (a constant " +
-        "string): block, head, arrangements, keys, rows, bytes, source, why, text.",
+        "string): block, head, arrangements (Differential's count), realization (what Spark builds for it), keys, " +
+        "rows, bytes, source, why, text.",
         "SELECT * FROM _FUNC_('SELECT k, count(*) FROM range(10) t(k) GROUP BY k');"),
       args => blocks(program("arrnf_blocks", args, withSql = false))))
 
@@ -64,7 +66,9 @@ object ArrnfFunctions {
     def s(x: String) = UTF8String.fromString(x)
     val rows = p.blocks.map { b =>
       val c = b.cost
-      InternalRow(s(b.name), b.head.map(h => s(h.kind.name)).orNull, c.arrangements,
+      val realization = b.realization.map(r =>
+        if (r.isEmpty) "none" else r.map(x => if (x.shared) x.what + " (existing)" else x.what).mkString(", "))
+      InternalRow(s(b.name), b.head.map(h => s(h.kind.name)).orNull, c.arrangements, realization.map(s).orNull,
         if (c.keys.isEmpty) null else s(c.keys.map(_.mkString("[", ", ", "]")).mkString("[", ", ", "]")),
         c.rows.map(Long.box).orNull, c.bytes.map(Long.box).orNull, s(c.source), s(c.why), s(TextFormat.blockText(b)))
     }
