@@ -41,6 +41,14 @@ object Api {
   /** The factorization's minimum saving in the active session (its bad value's error). */
   def factorizeMinSaving(): Double = ArrnfConf.factorizeMinSaving()
 
+  /** The sketch pass over `tables` (names of tables or views over files) in `session`: one line each. */
+  def collectStatistics(session: org.apache.spark.sql.classic.SparkSession, tables: java.util.List[String]): java.util.List[String] = {
+    import scala.jdk.CollectionConverters._
+    tables.asScala.map(t => try arrnf.stats.Sketches.collect(session, t) catch {
+      case scala.util.control.NonFatal(e) => s"$t: not sketched: ${Measure.firstLine(e.getMessage, e)}"
+    }).asJava
+  }
+
   def version(): String = BuildInfo.version
   def sparkVersion(): String = BuildInfo.sparkVersion
 }

@@ -5,7 +5,6 @@ import scala.util.Try
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expression}
 import org.apache.spark.sql.catalyst.expressions.aggregate._
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
-import org.apache.spark.sql.internal.SQLConf
 
 import arrnf.model.{AggKind, Consumer, Cost, Head, HeadKind, Mode}
 
@@ -23,9 +22,9 @@ import arrnf.model.{AggKind, Consumer, Cost, Head, HeadKind, Mode}
  *  - a block without head (Union, Map, Filter, Project, FlatMap, Join of arranged inputs): 0.
  *
  * Estimated size of the arrangement: rows × (key width + value width + 32), 32 bytes being
- * Materialize's bound on the per-update overhead. Rows come from Catalyst's `stats.rowCount` when
- * CBO statistics exist (source `rowCount`), else from `sizeInBytes / row width` (source
- * `sizeInBytes`); when Spark knows neither, rows and bytes are absent (source `unknown`).
+ * Materialize's bound on the per-update overhead. Rows come from [[Estimator]], labelled with their
+ * source (catalog, file metadata, sketch, cache, exact, or an estimate from those); when nothing is
+ * known, rows and bytes are absent and the source says `unknown` and why.
  * For ArrangeBy the arranged collection is the block's own rows; for the other heads it is the
  * head's input, arranged by the head's keys (the state a reduce holds).
  */
@@ -78,7 +77,7 @@ object CostModel {
       keys: Seq[Expression],
       consumers: Seq[Consumer],
       streaming: Boolean,
-      unknownLeaf: LogicalPlan => Boolean): Cost = {
+      estimate: LogicalPlan => Estimate): Cost = {
     val (n, rule) = counts(head)
     val why = head match {
       case _ if consumers.isEmpty => "the query's result"
@@ -99,45 +98,14 @@ object CostModel {
       else inputOut.filter(refs.contains).map(a => Try(a.dataType.defaultSize).getOrElse(8)).sum
     val values: Seq[Attribute] = if (arrangeBy) arrangedOut.filterNot(refs.contains) else arrangedOut
     val valueWidth = values.map(a => Try(a.dataType.defaultSize).getOrElse(8)).sum
-    val (rows, source) = if (streaming) (None, "unknown") else estimateRows(arranged, arrangedOut, unknownLeaf)
+    val (rows, source) = if (streaming) (None, "unknown: a stream") else estimateRows(arranged, estimate)
     val bytes = rows.map(r => (BigInt(r) * (keyWidth + valueWidth + UpdateOverhead)).min(BigInt(Long.MaxValue)).toLong)
     Cost(n, rule, h.keys, values.map(_.name), rows, bytes, source, why)
   }
 
-  /**
-   * Whether a leaf below a node has a size Spark does not know (Spark then assumes
-   * `defaultSizeInBytes`, and every size above it is a guess), answered once per node of one plan:
-   * the blocks of a program nest, so asking each block's subtree afresh would walk the plan once per
-   * block. One per normalized program.
-   */
-  def unknownLeafTest(): LogicalPlan => Boolean = {
-    val default = BigInt(SQLConf.get.defaultSizeInBytes)
-    val memo = new java.util.IdentityHashMap[LogicalPlan, java.lang.Boolean]()
-    def unknown(p: LogicalPlan): Boolean = {
-      val known = memo.get(p)
-      if (known != null) known.booleanValue
-      else {
-        val u = if (p.children.isEmpty) Try(p.stats.sizeInBytes >= default).getOrElse(true)
-          else p.children.exists(unknown)
-        memo.put(p, u)
-        u
-      }
-    }
-    unknown
-  }
-
-  def estimateRows(p: LogicalPlan, output: Seq[Attribute],
-      unknownLeaf: LogicalPlan => Boolean): (Option[Long], String) = Try(p.stats).toOption match {
-    case None => (None, "unknown")
-    case Some(s) => s.rowCount match {
-      case Some(rc) => (Some(rc.toLong), "rowCount")
-      case None =>
-        val default = BigInt(SQLConf.get.defaultSizeInBytes)
-        if (s.sizeInBytes >= default || s.sizeInBytes <= 0 || unknownLeaf(p)) (None, "unknown")
-        else {
-          val width = 8 + output.map(_.dataType.defaultSize).sum
-          (Some((s.sizeInBytes / width).max(1).min(BigInt(Long.MaxValue)).toLong), "sizeInBytes")
-        }
-    }
+  /** Rows of `p` from [[Estimator]] (None and `unknown` where nothing is known). */
+  def estimateRows(p: LogicalPlan, estimate: LogicalPlan => Estimate): (Option[Long], String) = {
+    val e = estimate(p)
+    (e.rows.map(_.min(BigInt(Long.MaxValue)).toLong), e.source)
   }
 }

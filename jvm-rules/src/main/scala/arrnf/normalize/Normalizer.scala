@@ -78,7 +78,7 @@ final class Normalizer private (rootName: String, withSql: Boolean, private[norm
   }
 
   private[normalize] var streaming = false
-  private[normalize] lazy val unknownLeaf = CostModel.unknownLeafTest()
+  private[normalize] lazy val estimator = new arrnf.cost.Estimator
 
   private[normalize] def normalize(plan: LogicalPlan): ArrnfProgram = {
     streaming = plan.isStreaming
@@ -208,7 +208,7 @@ final class Normalizer private (rootName: String, withSql: Boolean, private[norm
     val consumers = b.consumers.toSeq.map(c => c.copy(block = rn(c.block)))
     val branches = b.branches.map(br => br.copy(leaf = fixLeaf(br.leaf)))
     val keys = if (b.head.exists(_.kind == HeadKind.ArrangeBy)) b.keySets.toSeq.flatMap(_._3) else b.headKeys
-    val cost = CostModel.cost(b.head, b.plan, b.input, b.plan.out, b.input.out, keys, consumers, streaming, unknownLeaf)
+    val cost = CostModel.cost(b.head, b.plan, b.input, b.plan.out, b.input.out, keys, consumers, streaming, estimator(_))
     Block(rn(b.name), b.head, branches, b.columns, math.max(b.sharing, 1), consumers, cost, b.notes.toSeq)
   }
 }

@@ -54,12 +54,19 @@ object TextFormat {
     sb.toString
   }
 
+  private val Units = Seq(1000000000000000000L -> "E", 1000000000000000L -> "P", 1000000000000L -> "T",
+    1000000000L -> "G", 1000000L -> "M", 1000L -> "k")
+
+  /** `n` with a decimal unit at any magnitude: 999, 1.0k, 73.4M, 9.2E (rounded half up). */
   def human(n: Long, unit: String): String = {
     if (n < 1000L) return s"$n$unit"
-    val (d, s) = if (n >= 1000000000L) (1000000000L, "G") else if (n >= 1000000L) (1000000L, "M") else (1000L, "k")
     // (10n + d/2) / d, without overflowing a Long: n = q·d + r
-    val tenths = (n / d) * 10 + ((n % d) * 10 + d / 2) / d
-    s"${tenths / 10}.${tenths % 10}$s$unit"
+    def tenths(d: Long) = (n / d) * 10 + ((n % d) * 10 + d / 2) / d
+    val i = Units.indexWhere(n >= _._1)
+    // 999,950 rounds to 1000.0k: that is 1.0M
+    val (d, s) = if (i > 0 && tenths(Units(i)._1) >= 10000) Units(i - 1) else Units(i)
+    val t = tenths(d)
+    s"${t / 10}.${t % 10}$s$unit"
   }
 
   /** `xs` written by `each`, separated by `sep`. */
@@ -78,7 +85,11 @@ object TextFormat {
     val c = b.cost
     sb.append('[').append(b.name).append("]  arrangements=").append(c.arrangements).append(" (").append(c.rule).append(')')
     if (c.keys.nonEmpty) { sb.append("  keys="); keySets(c.keys, sb) }
-    c.rows.foreach(r => sb.append("  rows≈").append(human(r, "")).append(" (").append(c.source).append(')'))
+    c.rows match {
+      case Some(r) => sb.append("  rows≈").append(human(r, "")).append(" (").append(c.source).append(')')
+      case None if c.arrangements > 0 => sb.append("  rows=unknown")
+      case None =>
+    }
     c.bytes.foreach(x => sb.append("  bytes≈").append(human(x, "B")))
     if (b.sharing > 1) sb.append("  shared=").append(b.sharing)
     b.realization.foreach { r =>

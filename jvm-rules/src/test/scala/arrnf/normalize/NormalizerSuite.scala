@@ -121,8 +121,9 @@ class NormalizerSuite extends ArrnfSparkSuite {
   test("text helpers: human sizes round half up without overflow; position runs compress; positions by id") {
     assert(TextFormat.human(999L, "B") == "999B")
     assert(TextFormat.human(1049L, "") == "1.0k" && TextFormat.human(1050L, "") == "1.1k")
-    assert(TextFormat.human(999950L, "") == "1000.0k")
-    assert(TextFormat.human(Long.MaxValue, "B") == "9223372036.9GB")
+    assert(TextFormat.human(999949L, "") == "999.9k" && TextFormat.human(999950L, "") == "1.0M")
+    assert(TextFormat.human(11986300000000L, "") == "12.0T" && TextFormat.human(9786723800000000L, "B") == "9.8PB")
+    assert(TextFormat.human(Long.MaxValue, "B") == "9.2EB")
     assert(ExpressionText.compress(Seq("#2{a}", "#3{b}", "#4{c}", "#5{d}", "#9{e}")) == Seq("#2{a}..=#5{d}", "#9{e}"))
     assert(ExpressionText.compress(Seq("#1{a}", "#2{b}", "#3{c}")) == Seq("#1{a}", "#2{b}", "#3{c}"))
     assert(ExpressionText.compress(Seq("x", "#{a}", "#1{b}", "#2{c}", "#3{}", "#4{d}")) ==

@@ -1,0 +1,88 @@
+package arrnf.cost
+
+import java.nio.file.Files
+
+import org.apache.spark.sql.classic.Dataset
+
+import arrnf.ArrnfSparkSuite
+import arrnf.model.{ArrnfProgram, Block, HeadKind}
+import arrnf.normalize.Arrnf
+import arrnf.stats.Sketches
+
+/** Sizes a user can trust: each estimate labelled with its source, unknown where nothing is known. */
+class EstimatorSuite extends ArrnfSparkSuite {
+  private lazy val dir = Files.createTempDirectory("arrnf-estimator").toFile
+
+  private def table(name: String, rows: Long, keys: Long): Unit = {
+    spark.range(rows).selectExpr("id", s"id % $keys AS k", "CAST(id % 10 AS STRING) AS s")
+      .write.mode("overwrite").parquet(s"$dir/$name")
+    spark.read.parquet(s"$dir/$name").createOrReplaceTempView(name)
+  }
+
+  private def program(sql: String): ArrnfProgram = Arrnf.ofDataset(spark.sql(sql).asInstanceOf[Dataset[_]], "q")
+  private def arranged(p: ArrnfProgram): Seq[Block] = p.blocks.filter(_.head.exists(_.kind == HeadKind.ArrangeBy))
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    Sketches.clear()
+    table("est_fact", 20000, 100)
+    table("est_dim", 100, 100)
+  }
+
+  test("a scan's rows are exact from its Parquet footers, without reading data") {
+    val p = program("SELECT k, count(*) FROM est_fact GROUP BY k")
+    val c = p.blocks.last.cost
+    assert(c.rows.contains(20000L) && c.source == "file metadata", c)
+  }
+
+  test("without the sketch pass, a filter's rows are unknown, and the text says so instead of a guess") {
+    val p = program("SELECT k, count(*) FROM est_fact WHERE s = '3' GROUP BY k")
+    val c = p.blocks.last.cost
+    assert(c.rows.isEmpty && c.bytes.isEmpty && c.source == "unknown", c)
+    assert(arrnf.render.TextFormat(p).contains("rows=unknown"))
+  }
+
+  test("with the sketch pass: filters, joins and aggregates estimated from distinct counts, bounded by their inputs") {
+    Seq("est_fact", "est_dim").foreach(t => assert(Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t).contains("rows")))
+    val filtered = program("SELECT k, count(*) FROM est_fact WHERE s = '3' GROUP BY k").blocks.last.cost
+    assert(filtered.rows.exists(r => r >= 1000 && r <= 4000) && filtered.source == "estimate: file metadata, sketch", filtered)
+    val joined = program("SELECT f.id, d.s FROM est_fact f JOIN est_dim d ON f.k = d.id WHERE d.s = '1'")
+    arranged(joined).foreach { b =>
+      assert(b.cost.rows.isDefined, b)
+      assert(b.cost.rows.get <= 20000L * 100L)
+    }
+    val groups = program("SELECT k, count(*) FROM est_fact GROUP BY k").blocks.last
+    assert(groups.cost.rows.contains(20000L), "a Reduce holds its input; its input is the scan")
+  }
+
+  test("a sketch taken before the files changed is stale: not used, and the source says why") {
+    table("est_change", 1000, 10)
+    Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], "est_change")
+    table("est_change", 2000, 10) // rewrites the files
+    val c = program("SELECT k, count(*) FROM est_change WHERE s = '1' GROUP BY k").blocks.last.cost
+    assert(c.rows.isEmpty, c)
+    val scan = program("SELECT k, count(*) FROM est_change GROUP BY k").blocks.last.cost
+    assert(scan.rows.contains(2000L) && scan.source.contains("its files changed since"), scan)
+  }
+
+  test("a file that cannot be read for metadata gives unknown rows with the reason; explain does not fail") {
+    val bad = new java.io.File(dir, "est_bad")
+    spark.range(10).write.mode("overwrite").parquet(bad.toString)
+    spark.read.parquet(bad.toString).createOrReplaceTempView("est_bad")
+    bad.listFiles().filter(_.getName.endsWith(".parquet")).foreach { f =>
+      Files.write(f.toPath, "not parquet".getBytes) // same listing, unreadable footer
+    }
+    val c = program("SELECT id, count(*) FROM est_bad GROUP BY id").blocks.last.cost
+    assert(c.rows.isEmpty && c.source.startsWith("unknown: its Parquet footers could not be read"), c)
+  }
+
+  test("catalog statistics (ANALYZE TABLE) are used and labelled as such") {
+    spark.sql("DROP TABLE IF EXISTS est_catalog")
+    spark.range(500).selectExpr("id", "id % 5 AS k").write.saveAsTable("est_catalog")
+    try {
+      spark.sql("ANALYZE TABLE est_catalog COMPUTE STATISTICS FOR ALL COLUMNS")
+      val c = program("SELECT k, count(*) FROM est_catalog WHERE k = 1 GROUP BY k").blocks.last.cost
+      assert(c.rows.exists(r => r >= 50 && r <= 200) && c.source == "estimate: catalog", c)
+    } finally spark.sql("DROP TABLE IF EXISTS est_catalog")
+  }
+}
