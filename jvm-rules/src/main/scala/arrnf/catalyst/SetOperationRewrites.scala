@@ -24,14 +24,19 @@ import org.apache.spark.sql.types.LongType
 object SetOperationRewrites {
   /**
    * EXCEPT ALL's marker column: its position in the union's output, when `agg`'s only aggregate is
-   * a plain `sum` of it (no DISTINCT, no FILTER) and no grouping expression reads it; with the sum's
-   * alias (what the threshold filter compares).
+   * a plain `sum` of it (no DISTINCT, no FILTER) and it groups by other columns of the union, as
+   * Spark's rewrite does (a grouping expression could vary or fail: twin rows would then not meet in
+   * one group); with the sum's alias (what the threshold filter compares).
    */
   def exceptMarker(agg: Aggregate, u: Union): Option[(Int, Alias)] =
     agg.aggregateExpressions.filterNot(_.isInstanceOf[Attribute]) match {
       case Seq(sum @ Alias(AggregateExpression(Sum(marker: AttributeReference, _), _, false, None, _), _)) =>
         val i = u.output.indexWhere(_.exprId == marker.exprId)
-        if (i >= 0 && agg.groupingExpressions.forall(!_.references.contains(marker))) Some((i, sum)) else None
+        val groupsByColumns = agg.groupingExpressions.forall {
+          case a: Attribute => a.exprId != marker.exprId
+          case _ => false
+        }
+        if (i >= 0 && groupsByColumns) Some((i, sum)) else None
       case _ => None
     }
 
