@@ -18,14 +18,14 @@ from pathlib import Path
 
 def build_union(spark, n: int):
     """A flat Union of n branches, as Spark's optimizer leaves it (built directly: Spark's SQL
-    parser overflows on 2,000 UNION ALLs; see arrnf.normal.PlanShapes)."""
-    return spark._jvm.arrnf.normal.PlanShapes.union(n)
+    parser overflows on 2,000 UNION ALLs; see arrnf.bench.PlanShapes)."""
+    return spark._jvm.arrnf.bench.PlanShapes.union(n)
 
 
 def build_chain(spark, n: int):
     """k0 ⋈ k1 ⋈ … ⋈ kn, left-deep, each join on the previous key (built directly: analyzing a
     300-join DataFrame step by step takes Spark minutes)."""
-    return spark._jvm.arrnf.normal.PlanShapes.joinChain(n)
+    return spark._jvm.arrnf.bench.PlanShapes.joinChain(n)
 
 
 def spark_optimized_chain(spark, n: int):
@@ -39,7 +39,7 @@ def spark_optimized_chain(spark, n: int):
 
 
 def time_normalize(spark, plan, name: str, runs: int) -> dict:
-    arrnf = spark._jvm.arrnf.normal.Arrnf
+    arrnf = spark._jvm.arrnf.normalize.Arrnf  # of a plan: arrnf.Api takes DataFrames only
     times, text_times = [], []
     for _ in range(runs):
         t0 = time.perf_counter()

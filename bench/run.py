@@ -87,12 +87,13 @@ def _one_run(spark, sql, enabled, want_details):
     from pyspark_arrnf.compare import arrnf_enabled
 
     jvm = spark._jvm
+    facts = jvm.arrnf.bench.PlanFacts
     jvm.System.gc()  # garbage of the previous run (and of our own bookkeeping) is not this run's cost
     with arrnf_enabled(spark, enabled):
         t0 = time.perf_counter()
         df = spark.sql(sql)
         jdf = df._jdf
-        phases = {str(k): int(v) for k, v in dict(jvm.arrnf.PlanFacts.phaseMillis(jdf)).items()}
+        phases = {str(k): int(v) for k, v in dict(facts.phaseMillis(jdf)).items()}
         t1 = time.perf_counter()
         # Run the query's own plan and count its rows in the JVM: no rows travel to Python, and the
         # final adaptive plan stays on this QueryExecution for the operator counts below.
@@ -100,8 +101,8 @@ def _one_run(spark, sql, enabled, want_details):
         t2 = time.perf_counter()
         out = {"total_s": t2 - t0, "plan_s": t1 - t0, "phases_ms": phases, "rows": n}
         if want_details:
-            out["physical"] = {str(k): int(v) for k, v in dict(jvm.arrnf.PlanFacts.physicalCounts(jdf)).items()}
-            out["fired"] = [str(x) for x in jvm.arrnf.PlanFacts.firedRules(jdf)]
+            out["physical"] = {str(k): int(v) for k, v in dict(facts.physicalCounts(jdf)).items()}
+            out["fired"] = [str(x) for x in facts.firedRules(jdf)]
             t3 = time.perf_counter()
             out["arrnf"] = _arrnf_summary(spark, df)
             out["arrnf_s"] = time.perf_counter() - t3
@@ -117,7 +118,7 @@ def _plan_times(spark, sql, n):
     Planning is cheap, so it gets more repetitions than execution; the overhead target uses these."""
     from pyspark_arrnf.compare import arrnf_enabled
 
-    jvm = spark._jvm
+    facts = spark._jvm.arrnf.bench.PlanFacts
     acc = {"off": {"opt": [], "plan": []},
            "on": {"opt": [], "plan": [], "recorded": [], "explain": [], "spark_explain": [], "rules": []}}
     fired = []
@@ -125,19 +126,19 @@ def _plan_times(spark, sql, n):
         for side in (("off", "on") if r % 2 == 0 else ("on", "off")):
             with arrnf_enabled(spark, side == "on"):
                 jdf = spark.sql(sql)._jdf
-                phases = {str(k): int(v) for k, v in dict(jvm.arrnf.PlanFacts.phaseMillis(jdf)).items()}
+                phases = {str(k): int(v) for k, v in dict(facts.phaseMillis(jdf)).items()}
                 acc[side]["opt"].append(phases.get("optimization", 0))
                 acc[side]["plan"].append(sum(phases.values()))
                 if side == "on":
-                    fired = [str(x) for x in jvm.arrnf.PlanFacts.firedRules(jdf)]
-                    acc[side]["rules"].append(sum(float(v) for v in dict(jvm.arrnf.PlanFacts.ruleMillis(jdf)).values()))
+                    fired = [str(x) for x in facts.firedRules(jdf)]
+                    acc[side]["rules"].append(sum(float(v) for v in dict(facts.ruleMillis(jdf)).values()))
                     # What the explain provider adds to every executed query (Spark asks it for the
                     # description it records); first, while the section is not yet built and kept.
-                    acc[side]["recorded"].append(float(jvm.arrnf.PlanFacts.recordedDescriptionMillis(jdf)))
+                    acc[side]["recorded"].append(float(facts.recordedDescriptionMillis(jdf)))
                     # Timed inside the JVM: across py4j a long section pays a socket delay of ~40 ms.
-                    acc[side]["explain"].append(float(jvm.arrnf.PlanFacts.explainMillis(jdf)))
+                    acc[side]["explain"].append(float(facts.explainMillis(jdf)))
                     # For scale: Spark's own explain("extended") text of the same plan.
-                    acc[side]["spark_explain"].append(float(jvm.arrnf.PlanFacts.sparkExplainMillis(jdf)))
+                    acc[side]["spark_explain"].append(float(facts.sparkExplainMillis(jdf)))
     out = {"fired": fired}
     for side, a in acc.items():
         out[side] = {"optimization_ms": _median(a["opt"]), "planning_ms": _median(a["plan"]), "plan_runs": n}

@@ -6,12 +6,19 @@ Start here::
     spark = pyspark_arrnf.session()                    # a local session with the extension loaded
     builder = pyspark_arrnf.configure(SparkSession.builder)  # or add it to your own builder
     print(pyspark_arrnf.arrnf(df))                     # a DataFrame (or SQL text) in ArrNF
+
+Modules: ``normalize`` (``arrnf()``), ``measure`` (``measure()``, streams, charts), ``model`` (the
+program's dataclasses and JSON), ``views`` (HTML, Graphviz), ``sql`` (the program as SQL), ``session``
+and ``jar`` (set-up), ``_jvm`` (every call into the JVM), ``cli`` (the ``arrnf`` command).
 """
-from .errors import ArrnfSetupError
+from . import views
+from .errors import ArrnfError, ArrnfSetupError
 from .jar import jar_info, jar_path
 from .measure import measure, measure_stream
-from .plan import ArrnfError, Program, arrnf
+from .model import Program
+from .normalize import arrnf
 from .session import configure, is_loaded, rule_failures, session, set_enabled
+from .statistics import forget_statistics, statistics
 
 __version__ = "0.1.0"
 
@@ -27,4 +34,21 @@ __all__ = [
     "rule_failures",
     "session",
     "set_enabled",
+    "statistics",
+    "forget_statistics",
 ]
+
+
+# Program's pictures and SQL are made by views.py and sql.py, which read the model: attached here,
+# model.py needs neither (no import cycle). sql.py loads sqlglot, so it is imported when first used.
+def _to_sql(self, dialect: str = "spark", pretty: bool = True) -> str:
+    """The program as one SQL statement: a CTE per block (see :func:`pyspark_arrnf.sql.to_sql`)."""
+    from .sql import to_sql
+
+    return to_sql(self, dialect=dialect, pretty=pretty)
+
+
+Program._repr_html_ = views.to_html
+Program.to_dot = views.to_dot
+Program.to_svg = views.to_svg
+Program.to_sql = _to_sql

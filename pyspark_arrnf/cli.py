@@ -12,8 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .errors import ArrnfSetupError
-from .plan import ArrnfError
+from .errors import ArrnfError, ArrnfSetupError
 
 DEMO_QUERY = """\
 -- Which item brands sold on one day, per channel: a UNION ALL of joins that share date_dim.
@@ -53,7 +52,7 @@ def cmd_data(args) -> int:
 
 def _program(spark, df, name: str) -> str:
     """The ArrNF text of ``df`` followed by its cost table."""
-    from .plan import arrnf
+    from .normalize import arrnf
 
     p = arrnf(df, spark, name=name)
     table = p.cost_frame()[["block", "head", "arrangements", "rows", "bytes", "source", "sharing"]]
@@ -106,7 +105,7 @@ def cmd_explain(args) -> int:
     if args.format is None:
         _show(spark, sql, name=name)
         return 0
-    from .plan import arrnf
+    from .normalize import arrnf
 
     p = arrnf(sql, spark, name=name)
     if args.format == "json":
@@ -121,9 +120,21 @@ def cmd_explain(args) -> int:
 
 
 def cmd_analyze(args) -> int:
-    from .measure import analyze_command
+    """``arrnf analyze QUERY.sql --tables DIR [--json] [--plot FILE]``: exit status 1 when the query
+    failed (the report is printed all the same)."""
+    from .data import register_tables
+    from .measure import measure, plot
 
-    return analyze_command(args, _session)
+    sql = Path(args.query).read_text() if args.query != "-" else sys.stdin.read()
+    spark = _session(args)
+    if args.tables:
+        register_tables(spark, args.tables)
+    p = measure(sql.strip().rstrip(";"), spark=spark)
+    print(p.to_json(indent=2) if args.json else p)
+    if args.plot:
+        plot(p, args.plot)
+        print(f"-- chart: {args.plot}", file=sys.stderr)
+    return 1 if p.measurement.status != "ok" else 0
 
 
 def main(argv: list[str] | None = None) -> int:

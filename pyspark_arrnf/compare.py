@@ -1,7 +1,8 @@
-"""Run one query with the extension's rewrites on and off, for DataFrame-equality tests.
+"""The extension's rewrites switched on or off for a block of code, and the plan they give.
 
->>> from pyspark_arrnf.compare import both_ways  # doctest: +SKIP
->>> on, off = both_ways(spark, "select 1")        # doctest: +SKIP
+>>> from pyspark_arrnf.compare import arrnf_enabled, optimized_plan   # doctest: +SKIP
+>>> with arrnf_enabled(spark, False):                                 # doctest: +SKIP
+...     print(optimized_plan(spark.sql("select 1")))
 """
 from __future__ import annotations
 
@@ -19,17 +20,6 @@ def arrnf_enabled(spark, enabled: bool):
         yield
     finally:
         spark.conf.set(ENABLED, before)
-
-
-def both_ways(spark, query: str):
-    """The collected rows of ``query`` with the rewrites on, then off (each a fresh plan)."""
-    with arrnf_enabled(spark, True):
-        on = spark.sql(query)
-        on_rows = on.collect()
-    with arrnf_enabled(spark, False):
-        off = spark.sql(query)
-        off_rows = off.collect()
-    return on, on_rows, off, off_rows
 
 
 def optimized_plan(df) -> str:

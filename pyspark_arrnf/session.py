@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import warnings
 
+from . import _jvm
 from .errors import ArrnfSetupError
 from .jar import built_for, jar_info
 
@@ -120,5 +121,4 @@ def set_enabled(spark, enabled: bool) -> None:
 
 def rule_failures(spark) -> dict[str, int]:
     """How often each rule failed (and was skipped) since the JVM started."""
-    m = spark._jvm.arrnf.ArrnfStatus.failures()
-    return {str(k): int(m.get(k)) for k in m.keySet().toArray()}
+    return _jvm.rule_failures(spark)

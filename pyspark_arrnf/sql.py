@@ -14,7 +14,8 @@ A block with no SQL form (an Opaque leaf, a FlatMap or filter without one, a cor
 becomes a CTE that says so in a comment and fails when run (``raise_error``); :func:`to_sql` warns
 with :class:`ArrnfSqlWarning`. It never writes SQL that silently computes something else.
 
->>> from pyspark_arrnf.plan import Program, EXAMPLE_JSON
+>>> from pyspark_arrnf.examples import EXAMPLE_JSON
+>>> from pyspark_arrnf.model import Program
 >>> print(to_sql(Program.from_json(EXAMPLE_JSON)).splitlines()[0])  # doctest: +SKIP
 """
 
@@ -22,21 +23,19 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import sqlglot
 from sqlglot import exp
+
+from .errors import ArrnfSqlWarning
 
 __all__ = ["to_sql", "sql_problems", "ArrnfSqlWarning", "DIALECTS"]
 
 DIALECTS = ("spark", "duckdb", "postgres")
 _READ = "spark"
 _PLACEHOLDER = re.compile(r"^#(\d+)$")
-
-
-class ArrnfSqlWarning(UserWarning):
-    """A block of the program has no SQL form: its CTE fails when run."""
 
 
 class NoSql(Exception):
@@ -315,8 +314,7 @@ class _Writer:
     def body_of_branches(self, block) -> tuple[exp.Expression, list[str]]:
         width = len(self.branch_term(block.branches[0]).cols)
         names = [f"_c{i}" for i in range(width)]
-        plain = type(block)(block.name, None, block.branches, names, block.sharing, block.consumers, block.cost,
-                            block.notes)
+        plain = replace(block, head=None, columns=names)
         return self.body(plain, names), names
 
     def block_query(self, block) -> exp.Expression:
@@ -326,10 +324,10 @@ class _Writer:
             return self.body(block, names)
         sql = head.sql
         if sql is None:
-            raise NoSql(f"{head} has no SQL form (from an older normalizer?)")
+            raise NoSql(f"the {head.kind} head has no SQL form (from an older normalizer?)")
         kind = sql["kind"]
         if kind == "unsupported":
-            raise NoSql(sql.get("text") or str(head))
+            raise NoSql(sql.get("text") or f"the {head.kind} head has no SQL form")
         t = self.single_term(block)
         if kind == "aggregate":
             out = [_subst(_parse(e), t.cols) for e in sql["exprs"]]

@@ -4,19 +4,48 @@ Each block is a node (arrangement-forming blocks are drawn as boxes with their a
 size, stateless ones as plain outlines); an edge goes from a block to each block that reads it,
 labelled with the role (join, input, subquery, cte). Tables and cached DataFrames are leaves.
 
->>> from pyspark_arrnf.plan import Program, EXAMPLE_JSON
+A block's operator line is the first body line of the JVM's text of it (for a block of one
+branch, the head and that branch): Python does not render the text form.
+
+>>> from pyspark_arrnf.examples import EXAMPLE_JSON
+>>> from pyspark_arrnf.model import Program
 >>> dot = to_dot(Program.from_json(EXAMPLE_JSON))
 >>> dot.splitlines()[0]
 'digraph arrnf {'
 >>> '"q.tmp0" -> "q"' in dot
 True
+>>> print(dot.splitlines()[3])
+  "q.tmp0" [label="[q.tmp0]\\nDistinct keys=[#0{a}] Get t\\narrangements=1\\nrows≈10 bytes≈400B", shape=box, style="filled", fillcolor="#fde2c4"];
 """
 from __future__ import annotations
 
 import html
 import shutil
 
-from .plan import Get, Program, _human
+from .model import Get, Program
+
+
+def _human(n: int, unit: str) -> str:
+    """Rows and bytes for the views' cells, rounded as the JVM's text form rounds them.
+
+    >>> _human(999, ""), _human(73_449, ""), _human(2_349_000, "B")
+    ('999', '73.4k', '2.3MB')
+    """
+    for d, s in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
+        if n >= d:
+            tenths = (n * 10 + d // 2) // d
+            return f"{tenths // 10}.{tenths % 10}{s}{unit}"
+    return f"{n}{unit}"
+
+
+def _operator_line(b) -> str:
+    """The first body line of the block's JVM text: after the header line and any measured line."""
+    if b.head is None:
+        return "(no arrangement)"
+    for line in str(b).splitlines()[1:]:
+        if not line.startswith("  -- "):
+            return line
+    return b.head.kind
 
 
 def _q(s: str) -> str:
@@ -34,13 +63,12 @@ def to_dot(p: Program) -> str:
     sources: dict[str, str] = {}
     for b in p.blocks:
         c = b.cost
-        head = str(b.head) if b.head else "(no arrangement)"
         size = []
         if c.rows is not None:
             size.append(f"rows≈{_human(c.rows, '')}")
         if c.bytes is not None:
             size.append(f"bytes≈{_human(c.bytes, 'B')}")
-        label = "\\n".join([_label(f"[{b.name}]"), _label(head), f"arrangements={c.arrangements}"] +
+        label = "\\n".join([_label(f"[{b.name}]"), _label(_operator_line(b)), f"arrangements={c.arrangements}"] +
                            ([" ".join(size)] if size else []) + ([f"shared={b.sharing}"] if b.sharing > 1 else []))
         style = 'shape=box, style="filled", fillcolor="#fde2c4"' if c.arrangements else "shape=box, style=rounded"
         lines.append(f"  {_q(b.name)} [label=\"{label}\", {style}];")
@@ -96,7 +124,7 @@ _MEASURED_HEADERS = ("measured rows", "peak memory", "spill", "shuffle", "measur
 
 
 def _measured_cells(p: Program, b) -> tuple:
-    """The measured columns of a block's row (measure.py), when the program was measured."""
+    """The measured columns of a block's row, when the program was measured."""
     if p.measurement is None:
         return ()
     m = b.measured

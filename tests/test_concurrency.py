@@ -57,7 +57,7 @@ def test_threads_give_the_results_of_one_at_a_time(spark, tpch_db, use_db, tmp_p
     use_db(tpch_db)  # the current database is session state: set once, before the threads
     work = [workload("tpch")[q] for q in TPCH] + RING_SHAPES + random_queries(20)
     alone = {sql: rows(spark, sql) for sql in work}
-    failures_before = dict(spark._jvm.arrnf.ArrnfStatus.failures())
+    failures_before = dict(spark._jvm.arrnf.Api.ruleFailures())
 
     jobs = work * 2
     random.Random(5).shuffle(jobs)
@@ -67,4 +67,4 @@ def test_threads_give_the_results_of_one_at_a_time(spark, tpch_db, use_db, tmp_p
     assert len(together) == 2 * len(work)
     for sql, got in together:
         assert randomsql.same_bag(got, alone[sql]), f"a concurrent run differs from running alone:\n{sql}"
-    assert dict(spark._jvm.arrnf.ArrnfStatus.failures()) == failures_before, "a rule failed under concurrency"
+    assert dict(spark._jvm.arrnf.Api.ruleFailures()) == failures_before, "a rule failed under concurrency"

@@ -5,7 +5,7 @@ merged later are covered without being named) is made to throw with
 ``spark.arrnf.testing.failRule=<RuleSimpleName>``. For each one: the queries still run and return
 what they return without the extension, the optimized plan is the one Spark makes with that rule
 switched off (the plan the rule was given is kept), a warning names the rule, and
-``arrnf.ArrnfStatus`` counts the failure. The kill switch ``spark.arrnf.enabled=false`` turns every
+``arrnf.Api.failureCount`` counts it. The kill switch ``spark.arrnf.enabled=false`` turns every
 rule off in the live session: no rule is even called, and the plans equal vanilla Spark's (all of
 the extension's rules excluded through ``spark.sql.optimizer.excludedRules``).
 """
@@ -41,7 +41,7 @@ def full_rule_names(spark) -> list[str]:
 
 
 def failures(spark, rule: str) -> int:
-    return int(spark._jvm.arrnf.ArrnfStatus.failureCount(rule))
+    return int(spark._jvm.arrnf.Api.failureCount(rule))
 
 
 def plan_and_rows(spark, sql):
@@ -167,5 +167,5 @@ def test_a_failing_normalizer_never_fails_the_query_or_explain(spark, conf, caps
     # a plan the normalizer cannot know: explain still answers with a section, never an exception
     spark.range(3).createOrReplaceTempView("gate_norm_t")
     df = spark.sql("SELECT explode(array(id, id)) AS x FROM gate_norm_t")
-    text = spark._jvm.arrnf.normal.Arrnf.explain(df._jdf.queryExecution().executedPlan())
+    text = spark._jvm.arrnf.normalize.Arrnf.explain(df._jdf.queryExecution().executedPlan())
     assert str(text).strip()

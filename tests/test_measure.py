@@ -1,6 +1,6 @@
-"""Measured arrangements (issue 7): every stateful physical operator of the final adaptive plan is
+"""Measured arrangements (measure.py): every stateful physical operator of the final adaptive plan is
 attributed to one ArrNF block or listed as unattributed; the block totals are the operators' own
-metrics; streaming state per micro-batch; failing queries; results unchanged; the views."""
+metrics; streaming state per micro-batch; failing queries; results unchanged; the texts; the views."""
 from __future__ import annotations
 
 import json
@@ -9,8 +9,8 @@ import pytest
 
 import pyspark_arrnf
 from pyspark_arrnf.data import queries
-from pyspark_arrnf.measure import Measured, measure, measure_stream, operators_frame, plot, watch_stream
-from pyspark_arrnf.plan import Program
+from pyspark_arrnf.measure import measure, measure_stream, operators_frame, plot, watch_stream
+from pyspark_arrnf.model import Measured, Program
 
 # joins, aggregates, windows, subqueries (scalar, EXISTS / NOT EXISTS, IN), CTEs, reused exchanges
 TPCH = ["q1", "q3", "q5", "q11", "q13", "q17", "q18", "q21", "q22"]
@@ -41,7 +41,7 @@ def check_attribution(spark, df, p: Program) -> None:
             listed = [b.name for b in p.blocks if o.id in b.measured.operators + b.measured.shared_operators]
             assert listed == [o.block], (o, listed)
     # the operators are the physical plan's stateful operators, counted independently (PlanFacts)
-    counts = dict(spark._jvm.arrnf.PlanFacts.physicalCounts(df._jdf))
+    counts = dict(spark._jvm.arrnf.bench.PlanFacts.physicalCounts(df._jdf))
     mine = {k: 0 for k in counts}
     for o in ops:
         if o.kind in ("exchange", "broadcast"):
@@ -157,6 +157,21 @@ def test_failing_query_reports_failure_and_keeps_measurements(spark, conf):
     assert again.measurement.status == "failed" and again.measurement.error == p.measurement.error
 
 
+def test_texts_show_the_measured_figures(spark):
+    """The JVM writes the measured lines into the texts: one per block after its header line, the
+    run's summary and its unattributed operators at the end."""
+    p = measure("select k % 3 g, count(*) from range(100) t(k) group by 1 order by 1", spark=spark, name="m")
+    for b in p.blocks:
+        header, line = str(b).splitlines()[:2]
+        assert header.startswith(f"[{b.name}]  ") and line.startswith("  -- measured: ")
+        assert f"(operators {', '.join(map(str, b.measured.operators)) or 'none'}" in line
+    m = p.measurement
+    summary = str(p).split("\n\n")[-1]
+    assert summary.startswith(f"-- measured: {len(m.operators)} stateful operators, {len(m.unattributed)} unattributed, ")
+    assert ", 3 result rows" in summary and m.result_rows == 3 and m.status == "ok" and "FAILED" not in summary
+    assert m.unattributed and all(f"\n--   unattributed #{i} " in summary for i in m.unattributed)
+
+
 def test_tpcds_q12_fails_under_ansi_and_is_still_measured(spark, tpcds_db, use_db):
     """At the test scale q12 divides by a zero window sum (ANSI on): the report keeps the operators."""
     use_db(tpcds_db)
@@ -185,6 +200,7 @@ def test_streaming_aggregation_reports_state_rows_per_batch(spark):
             if len(reports) == 3:
                 break
         assert len(reports) == 3, "three micro-batches with data"
+        assert all(isinstance(p.measurement.settled, bool) for p in reports)
         ids = [p.measurement.batch_id for p in reports]
         assert ids == sorted(set(ids)), "one report per micro-batch"
         for p in reports:
@@ -231,18 +247,3 @@ def test_views_show_measured_columns(spark, tpch_db, use_db, tmp_path):
     # an unmeasured program keeps its old form: no measured fields at all
     plain = pyspark_arrnf.arrnf(queries("tpch")["q3"], spark=spark)
     assert "measurement" not in json.loads(plain.to_json()) and "peak_memory" not in plain.cost_frame().columns
-
-
-def test_cli_analyze(spark, tpch_db, tmp_path, capsys):
-    from pyspark_arrnf.cli import main
-    import os
-
-    from pyspark_arrnf.data import generate
-
-    folder = generate("tpch", float(os.environ.get("ARRNF_TEST_SCALE", "0.01")))
-    qf = tmp_path / "q.sql"
-    qf.write_text(queries("tpch")["q3"])
-    chart = tmp_path / "c.svg"
-    assert main(["analyze", str(qf), "--tables", str(folder), "--plot", str(chart)]) == 0
-    out = capsys.readouterr().out
-    assert "-- measured: " in out and chart.exists()

@@ -170,7 +170,7 @@ def test_global_aggregate_and_filter_clause_stay(spark, views):
     ],
 )
 def test_a_failing_rule_keeps_the_plan(spark, views, conf, rule, q):
-    status = spark._jvm.arrnf.ArrnfStatus
+    status = spark._jvm.arrnf.Api
     before = status.failureCount(rule)
     conf({"spark.arrnf.testing.failRule": rule})
     failed = assert_same_both_ways(spark, q)[0]

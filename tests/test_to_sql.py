@@ -1,4 +1,4 @@
-"""plan.to_sql(): every ArrNF program as one runnable Spark SQL statement (issue 6).
+"""Program.to_sql() (sql.py): every ArrNF program as one runnable Spark SQL statement.
 
 The round trip: for each of the 22 TPC-H and 103 TPC-DS queries, the SQL written from its ArrNF
 program parses in Spark and returns the same rows as the query itself (order-insensitive; the
@@ -16,7 +16,7 @@ import sqlglot
 
 from pyspark_arrnf import arrnf
 from pyspark_arrnf.data import queries
-from pyspark_arrnf.plan import Program
+from pyspark_arrnf.model import Program
 from pyspark_arrnf.sql import ArrnfSqlWarning, sql_problems, to_sql
 
 NCOLS = 21

@@ -1,4 +1,5 @@
-"""The command line's ArrNF output: ``arrnf explain QUERY.sql --tables DIR --format text|json|dot``."""
+"""The command line: ``arrnf explain QUERY.sql --tables DIR --format text|json|dot`` and
+``arrnf analyze QUERY.sql --tables DIR --plot FILE``."""
 from __future__ import annotations
 
 import json
@@ -8,7 +9,7 @@ import pytest
 
 from pyspark_arrnf import Program
 from pyspark_arrnf.cli import main
-from pyspark_arrnf.data import generate
+from pyspark_arrnf.data import generate, queries
 
 SQL = """select n_name, count(*) as suppliers
 from supplier join nation on s_nationkey = n_nationkey
@@ -52,3 +53,19 @@ def test_explain_bad_query_is_one_message(tmp_path, spark, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err  # one message, no stack trace
     assert err[0].startswith("arrnf: the query does not analyze") and "nowhere_at_all" in err[0]
+
+
+def test_explain_text_is_the_programs_text(query_file, spark, capsys):
+    from pyspark_arrnf import arrnf
+
+    assert main(["explain", str(query_file), "--tables", tables(), "--format", "text"]) == 0
+    assert capsys.readouterr().out == str(arrnf(SQL, spark, name="by_nation"))
+
+
+def test_analyze(tpch_db, tmp_path, capsys):
+    qf = tmp_path / "q.sql"
+    qf.write_text(queries("tpch")["q3"])
+    chart = tmp_path / "c.svg"
+    assert main(["analyze", str(qf), "--tables", tables(), "--plot", str(chart)]) == 0
+    out = capsys.readouterr().out
+    assert "-- measured: " in out and chart.exists()

@@ -1,6 +1,9 @@
-"""The ArrNF normalizer (issue 3): structure of the seed's examples, every TPC-H / TPC-DS query,
-JSON round trips, streaming, bad input, unknown nodes, explain."""
+"""The ArrNF normalizer and ``arrnf()``: structure of the seed's examples, every TPC-H / TPC-DS query,
+the text form (the JVM's, in the JSON), JSON round trips, streaming, bad input, unknown nodes,
+explain, views."""
 from __future__ import annotations
+
+import re
 
 import json
 
@@ -8,7 +11,7 @@ import pytest
 
 from pyspark_arrnf import ArrnfError, Program, arrnf
 from pyspark_arrnf.data import queries
-from pyspark_arrnf.plan import Get, Join, Opaque
+from pyspark_arrnf.model import Get, Join, Opaque
 
 ARRANGING = {"ArrangeBy", "Reduce", "Distinct", "TopK", "Threshold"}
 STATELESS = {"Map", "Filter", "Project", "FlatMap"}
@@ -21,6 +24,11 @@ def seed_l4_sql() -> str:
     return (f"select {cols} from l1 union all select {cols} from l3 "
             f"except all "
             f"select {l2cols} from l2 join (select distinct c0 from l3) d on l2.c0 = d.c0")
+
+
+# Where a block's rows come from (README, "Sizes and their sources").
+_LEAF = r"(catalog|file metadata(, sketch)?|sketch|cache|exact|data source)"
+SOURCE = re.compile(rf"none|unknown(: .+)?|{_LEAF}(; .+)?|estimate: {_LEAF}?(, {_LEAF})*")
 
 
 def check_well_formed(p: Program) -> None:
@@ -43,7 +51,8 @@ def check_well_formed(p: Program) -> None:
             assert name in seen, f"{b.name} reads {name} before it is defined"
         seen[b.name] = b
         assert b.cost.arrangements == 0 if b.head is None else b.cost.arrangements >= 1
-        assert b.cost.source in ("rowCount", "sizeInBytes", "unknown", "none")
+        assert SOURCE.fullmatch(b.cost.source), b.cost.source
+        assert (b.cost.rows is None) == (b.cost.source == "none" or b.cost.source.startswith("unknown")), b.cost
     assert len(seen) == len(p.blocks), "block names are unique"
 
 
@@ -132,20 +141,32 @@ def test_every_workload_query_normalizes(spark, tpch_db, tpcds_db, use_db, kind,
     assert opaque == 0
 
 
-def test_python_text_equals_the_jvm_text(spark, tpcds_db, use_db):
+def test_str_is_the_jvm_text_form(spark, tpcds_db, use_db):
+    """Python renders no text: ``str(program)`` is the JVM's text form, ``str(block)`` the JVM's text
+    of that block, a slice of it in order; the program's arrangements are the JVM's too."""
     use_db("tpcds")
+    api = spark._jvm.arrnf.Api
     for name in ("q14a", "q23b", "q64", "q77", "q49"):
         df = spark.sql(queries("tpcds")[name])
-        raw = spark._jvm.arrnf.normal.Arrnf.json(df._jdf, name)
-        jvm_text = spark._jvm.arrnf.normal.Arrnf.text(df._jdf, name)
-        p = Program.from_json(raw)
-        assert str(p) == jvm_text
+        raw = json.loads(api.json(df._jdf, name))
+        p = Program.from_dict(raw)
+        assert str(p) == raw["text"] == api.text(df._jdf, name)
+        assert str(p).startswith(f"-- ArrNF {name}: {len(p.blocks)} blocks, {p.arrangements} arrangements, ")
+        assert p.arrangements == raw["arrangements"] == sum(b.cost.arrangements for b in p.blocks)
+        for b, rb in zip(p.blocks, raw["blocks"]):
+            assert str(b) == rb["text"] and str(b).startswith(f"[{b.name}]  arrangements={b.cost.arrangements} ")
+        # the program's text: its header line, then each block's text in order, then finishing
+        header, _, rest = str(p).partition("\n\n")
+        blocks = "\n\n".join(str(b) for b in p.blocks)
+        assert header.startswith("-- ArrNF ") and rest.startswith(blocks), name
+        tail = rest[len(blocks):]
+        assert tail == "\n" or tail.startswith("\n\n-- finishing: "), tail[:200]
 
 
 def test_json_round_trips_unchanged(spark, tpcds_db, use_db, seed_tables):
     use_db("tpcds")
     for sql in (queries("tpcds")["q2"], queries("tpcds")["q14a"], queries("tpcds")["q47"]):
-        raw = spark._jvm.arrnf.normal.Arrnf.json(spark.sql(sql)._jdf, "q")
+        raw = spark._jvm.arrnf.Api.json(spark.sql(sql)._jdf, "q")
         p = Program.from_json(raw)
         assert json.loads(p.to_json()) == json.loads(raw)
         assert p.to_json() == raw
@@ -160,11 +181,35 @@ def test_cost_rows_and_frame(spark, tpch_db, use_db):
     rows = p.cost()
     (reduce,) = [r for r in rows if r["head"] == "Reduce"]
     assert reduce["arrangements"] == 1 and reduce["rule"] == "Reduce: accumulable 1" and True
-    assert reduce["source"] in ("rowCount", "sizeInBytes") and reduce["rows"] > 0 and reduce["bytes"] > reduce["rows"]
+    # q1 filters lineitem on l_shipdate: without column statistics its rows are unknown, not a guess
+    assert reduce["source"] == "unknown" and reduce["rows"] is None and reduce["bytes"] is None
+    assert "rows=unknown" in str(p)
     frame = p.cost_frame()
     assert list(frame["block"]) == [b.name for b in p.blocks]
     assert int(frame["arrangements"].sum()) == p.arrangements
     assert [u.op for u in p.finishing] == ["Sort"]
+
+
+def test_sketch_pass_gives_estimates_with_their_source(spark, tpch_db, use_db):
+    from pyspark_arrnf import forget_statistics, statistics
+
+    use_db("tpch")
+    try:
+        (line,) = statistics(spark, ["lineitem"])
+        assert line.startswith("lineitem: ") and "rows" in line
+        assert statistics(spark, "no_such_table")[0].startswith("no_such_table: not sketched")
+        p = arrnf(queries("tpch")["q1"], spark)
+        (reduce,) = [b for b in p.blocks if b.head and b.head.kind == "Reduce"]
+        lineitem = spark.table("lineitem").count()
+        filtered = spark.sql(queries("tpch")["q1"].split("group by")[0].replace(
+            queries("tpch")["q1"].split("from")[0], "select count(*) ")).head()[0]
+        assert reduce.cost.source == "estimate: file metadata, sketch"
+        assert filtered / 2 <= reduce.cost.rows <= min(2 * filtered, lineitem), (reduce.cost, filtered)
+        scan = arrnf("select l_orderkey, count(*) from lineitem group by 1", spark)
+        assert scan.blocks[-1].cost.rows == lineitem and scan.blocks[-1].cost.source == "file metadata, sketch"
+    finally:
+        forget_statistics(spark)
+    assert arrnf(queries("tpch")["q1"], spark).blocks[-1].cost.source in ("unknown", "none")
 
 
 def test_reduce_counts_follow_the_rules(spark):
@@ -215,7 +260,8 @@ def test_streaming_dataframe_normalizes(spark):
     assert p.streaming
     (b,) = p.blocks
     assert b.head.kind == "Reduce" and b.head.keys == [["#0{k}"]]
-    assert b.branches[0].leaf == Get("rate", "stream") and b.cost.source == "unknown"
+    assert b.branches[0].leaf == Get("rate", "stream") and b.cost.source == "unknown: a stream"
+    assert b.realization is None and p.realized is None  # no physical plan before the stream starts
     d = spark.readStream.format("rate").load().dropDuplicates(["value"])
     assert arrnf(d).blocks[-1].head.kind == "Distinct"
 
@@ -282,10 +328,18 @@ def test_the_section_is_built_once_per_optimized_plan(spark):
 def test_views(spark, four_tables):
     import shutil
 
+    from pyspark_arrnf.views import _label
+
     p = arrnf("select ak, count(*) from j_a join j_b on ak = bk group by ak", spark)
     dot = p.to_dot()
     assert dot.startswith("digraph arrnf {") and dot.count("->") >= 2
+    # each node shows the block's name and its operator line, the first body line of the JVM's text
+    for b in p.blocks:
+        body = [line for line in str(b).splitlines()[1:] if not line.startswith("  -- ")]
+        op = _label(body[0]) if b.head else "(no arrangement)"
+        assert f'"{b.name}" [label="{_label("[" + b.name + "]")}\\n{op}\\n' in dot, (b.name, dot)
     html = p._repr_html_()
     assert "<table>" in html and "ArrangeBy" in html
+    assert f"{len(p.blocks)} blocks, {p.arrangements} arrangements" in html
     if shutil.which("dot"):
         assert p.to_svg().lstrip().startswith(("<?xml", "<svg"))

@@ -18,7 +18,7 @@ queries some rule rewrote are executed, twice. (``sameResult`` is conservative: 
 ``exists#n`` attribute is not normalized, so TPC-DS q10, q35 and q45 always run both sides.)
 ``ARRNF_GATE_RUN_BOTH=1`` executes every query on both sides anyway (about 25 minutes on 2 cores)::
 
-    ARRNF_GATE_RUN_BOTH=1 .venv/bin/python -m pytest tests/test_workload_equivalence.py -q
+    ARRNF_GATE_RUN_BOTH=1 .venv/bin/python -m pytest tests/test_tpc_same_results.py -q
 
 "Broadcast on" is ``spark.sql.autoBroadcastJoinThreshold=4MB``, not Spark's 10 MB default: with
 the test session's 2 GB driver, broadcasting TPC-DS ``customer_demographics`` (1.9 M rows at every

@@ -1,4 +1,6 @@
-"""The foundation: the jar in the package, session set-up, switches, fault containment, explain."""
+"""Session set-up and the jar: the jar in the package and in the wheel, built for the running Spark,
+clear errors for a missing jar, Java or JVM entry point, configure on a builder, the switches, a
+failing rule contained, the explain section, the packaged query texts and generated tables."""
 from __future__ import annotations
 
 import subprocess
@@ -23,7 +25,8 @@ def test_extension_is_loaded_and_built_for_the_running_spark(spark):
     assert info.path.name == "arrnf-jvm-rules.jar" and "pyspark_arrnf" in str(info.path)
     assert info.spark_version == spark.version == "4.3.0"
     assert info.scala_version == "2.13.18"
-    assert spark._jvm.arrnf.ArrnfStatus.sparkVersion() == spark.version
+    api = spark._jvm.arrnf.Api
+    assert api.sparkVersion() == spark.version and api.version() == info.version == pyspark_arrnf.__version__
 
 
 def test_version_mismatch_names_both_versions():
@@ -44,6 +47,20 @@ def test_wrong_file_as_jar(monkeypatch, tmp_path):
     monkeypatch.setenv("ARRNF_JAR", str(bad))
     with pytest.raises(ArrnfSetupError, match="not a pyspark-arrnf jar"):
         jar_info()
+
+
+def test_a_jvm_without_the_entry_point_is_one_clear_message():
+    """A session started without the jar (or with an older one) has no ``arrnf.Api``: py4j then
+    answers with a package, which the package turns into a set-up error, not a TypeError later."""
+    from types import SimpleNamespace
+
+    from py4j.java_gateway import JavaPackage
+
+    from pyspark_arrnf import _jvm
+
+    jvm = SimpleNamespace(arrnf=SimpleNamespace(Api=JavaPackage("arrnf.Api", None)))
+    with pytest.raises(ArrnfSetupError, match=r"no class arrnf\.Api.*pyspark_arrnf\.session\(\).*dev/setup"):
+        _jvm.rule_failures(SimpleNamespace(_jvm=jvm))
 
 
 def test_missing_java_is_one_clear_message(monkeypatch):

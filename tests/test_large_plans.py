@@ -6,7 +6,7 @@ suite ``jvm-rules/src/test/scala/arrnf/HardPlansSuite.scala`` (executing them th
 takes minutes). Here the same shapes go through PySpark as a user sends them (py4j threads, the
 package's session settings) and are *optimized* with every rule on and with the kill switch off:
 the rules finish, without stack overflow, without a contained rule failure, and wherever vanilla
-Spark can plan the query the extension can too. Then through the normalizer, once it is merged.
+Spark can plan the query the extension can too. Then through the normalizer.
 """
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ HARD = [union_2000, join_chain_300, nested_100, wide_1000]
 
 
 def failures(spark) -> dict:
-    return dict(spark._jvm.arrnf.ArrnfStatus.failures())
+    return dict(spark._jvm.arrnf.Api.ruleFailures())
 
 
 def optimized(spark, sql, enabled):
@@ -92,13 +92,10 @@ def test_rules_finish_on_hard_plans(spark, hard_tables, conf, make):
 
 
 def test_normalizer_finishes_on_hard_plans(spark, hard_tables, conf):
-    """Runs once the normalizer (``arrnf.normal.Arrnf``, issue 3) is merged; skipped before that."""
-    from py4j.java_gateway import JavaClass
-
+    """The normalizer (``arrnf.Api.text``) writes a program of each hard plan."""
     conf({"spark.sql.analyzer.maxIterations": "1000"})  # as above: vanilla's analyzer needs it for 100 levels
-    arrnf = spark._jvm.arrnf.normal.Arrnf
-    if not isinstance(arrnf, JavaClass):
-        pytest.skip("normalizer arrnf.normal.Arrnf is not in this build yet")
+    api = spark._jvm.arrnf.Api
     for make in HARD:
-        text = str(arrnf.text(spark.sql(make())._jdf))
-        assert text.strip() and "could not normalize" not in text, (make.__name__, text[:500])
+        text = str(api.text(spark.sql(make())._jdf, make.__name__))
+        assert text.startswith(f"-- ArrNF {make.__name__}:") and "could not normalize" not in text, (
+            make.__name__, text[:500])

@@ -1,0 +1,21 @@
+"""``arrnf(df_or_sql)``: a query's ArrNF program, normalized in the JVM and read into :mod:`.model`.
+
+The program has ``blocks`` (dependency order), ``str()`` for the text form, ``to_json()``,
+``cost()`` / ``cost_frame()``, a notebook view and a Graphviz picture (views.py) and ``to_sql()``.
+
+>>> p = arrnf("select k, count(*) from range(10) t(k) group by k")  # doctest: +SKIP
+>>> print(p)                                                          # doctest: +SKIP
+"""
+from __future__ import annotations
+
+from . import _jvm
+from .frames import dataframe
+from .model import Program
+
+
+def arrnf(df_or_sql, spark=None, name: str = "query") -> Program:
+    """The ArrNF program of a DataFrame, or of a SQL text run in ``spark`` (the active session when
+    not given). ``name`` names the result block (its helpers are ``<name>.tmpN``). Raises
+    :class:`~pyspark_arrnf.errors.ArrnfError` when the query does not analyze or cannot be normalized."""
+    df, spark = dataframe(df_or_sql, spark, "so it has no plan to normalize")
+    return Program.from_json(_jvm.program_json(spark, df, name))
