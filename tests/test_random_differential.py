@@ -1,6 +1,6 @@
 """Correctness gate, part 2: random differential testing of the extension against vanilla Spark.
 
-Random queries from ``tests/randomsql.py`` (hypothesis) over tiny random tables run with the
+Random queries from ``tests/randomsql/`` (hypothesis) over tiny random tables run with the
 extension's rewrites on and off (``spark.arrnf.enabled``; every registered rule, so rules merged
 later are covered without being named), each with the settings its example drew: ANSI mode on or
 off (``spark.sql.ansi.enabled``) and, mostly, broadcast joins off
@@ -14,7 +14,9 @@ day-time and year-month intervals; DECIMAL(38) arithmetic near its precision.
 
 A difference in rows (strings compared exactly: ``'A'`` for ``'a'`` is a difference), an exception
 only one side raises, or errors of different classes (:func:`error_classes`: Spark's error
-condition, looked for inside the wrappers adaptive execution puts around it), fails the test;
+condition, looked for inside the wrappers adaptive execution puts around it), fails the test. An
+error while planning counts like one while running (with ``SPARK_TESTING`` set, Spark's constant
+folding raises the error of an expression it folds), and the other side is then run to the end;
 hypothesis then shrinks the query and the message gives the SQL, its settings, the seed and the
 command that reproduces the batch.
 
@@ -209,6 +211,10 @@ def differential(spark, case) -> str:
                 on.run(spark)
             else:
                 return "same plan"
+        else:  # an error while planning (the optimizer folds constants): does the other side fail later?
+            for side in (off, on):
+                if side.error is None:
+                    side.run(spark)
     if rewritten:
         REWRITTEN.update(case.families | {"all", "ansi on" if case.ansi else "ansi off"})
     if random_rows and on.plan is not None and off.plan is not None:
@@ -302,6 +308,13 @@ def test_differential_catches_a_difference(spark, random_tables):
         differential(spark, "SELECT k AS c0, '${spark.arrnf.enabled}' AS c1 FROM rt1")
     with pytest.raises(AssertionError, match=r"(?s)only one side raised.*-- query:"):
         differential(spark, "SELECT assert_true('${spark.arrnf.enabled}' = 'false') AS c0 FROM rt1")
+    # An error while planning (constant folding, with SPARK_TESTING) is a result like one while
+    # running: the same error raised later by the other side is no difference, rows are one.
+    with session_settings(spark, {ANSI: "true"}):
+        folded = "CASE WHEN '${spark.arrnf.enabled}' = 'true' THEN 10 DIV 0 ELSE {other} END"
+        assert differential(spark, f"SELECT {folded.replace('{other}', '10 DIV (k - k)')} AS c0 FROM rt1") == "error both ways"
+        with pytest.raises(AssertionError, match=r"(?s)only one side raised.*DIVIDE_BY_ZERO.*rows of the other side: \[\(1,\)"):
+            differential(spark, f"SELECT {folded.replace('{other}', '1')} AS c0 FROM rt1")
     # Random rows are not compared, but a different number of unseeded samples is a difference
     # (here the kill switch empties the sampled input on one side only, and Spark drops its sample).
     assert differential(spark, "SELECT k AS c0 FROM rt0 TABLESAMPLE (50 PERCENT)") == "sampled, same plan"

@@ -49,6 +49,9 @@ object Api {
     }).asJava
   }
 
+  /** Forgets every sketch taken in this JVM. */
+  def clearStatistics(): Unit = arrnf.stats.Sketches.clear()
+
   def version(): String = BuildInfo.version
   def sparkVersion(): String = BuildInfo.sparkVersion
 }

@@ -1,0 +1,109 @@
+"""Soundness of FoldValueTerms (``-(-x)``, ``x - x``, ``x * 0``): a 38- or 35-digit decimal negation
+is not folded (Spark's rounds), a term whose column can fail keeps its error; it still folds on
+DECIMAL(34), doubles, ANSI off and columns that cannot fail. See ``soundness.py``.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import re
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from soundness import (  # noqa: E402  (tests/ is not a package)
+    ANSI_OFF, ANSI_ON, FAILING_INTEGRAL, both_ways,
+    views,  # noqa: F401  (fixtures)
+)
+
+
+def test_double_negation_of_decimal_38_keeps_sparks_rounding(spark, views):
+    q = ("SELECT x, -(-x) AS y FROM (SELECT CAST(id AS DECIMAL(38,0)) * "
+         "CAST(123456789012345678901234567890123456 AS DECIMAL(38,0)) AS x FROM range(1,3))")
+    on, off, on_plan, _ = both_ways(spark, q)
+    assert "- -" in on_plan or "--" in on_plan, on_plan
+    # vanilla rounds the negation to 34 digits: the test would see a folded `-(-x)`
+    assert any(row.x != row.y for row in off.rows), off.rows
+
+
+def test_double_negation_of_decimal_35_is_not_folded(spark, views):
+    q = ("SELECT x, -(-x) AS y FROM (SELECT CAST(CAST(id AS STRING) || '2345678901234567890123456789012345' "
+         "AS DECIMAL(35,0)) AS x FROM range(1,3))")
+    _, off, on_plan, _ = both_ways(spark, q)
+    assert "- -" in on_plan or "--" in on_plan, on_plan
+    assert any(row.x != row.y for row in off.rows), off.rows
+
+
+def test_double_negation_of_decimal_34_still_folds(spark, views):
+    q = ("SELECT x, -(-x) AS y FROM (SELECT CAST(CAST(id AS STRING) || '234567890123456789012345678901234' "
+         "AS DECIMAL(34,0)) AS x FROM range(1,3))")
+    on, off, on_plan, off_plan = both_ways(spark, q)
+    assert "- -" not in on_plan and "--" not in on_plan, on_plan
+    assert "--" in off_plan or "- -" in off_plan, off_plan
+    assert all(row.x == row.y for row in on.rows)
+
+
+def test_double_negation_of_doubles_still_folds(spark, views):
+    q = ("SELECT d, -(-d) AS y FROM (SELECT element_at(array(0.5D, -0.0D, double('NaN'), double('-Infinity')), "
+         "CAST(id % 4 + 1 AS INT)) AS d FROM range(8))")
+    _, _, on_plan, off_plan = both_ways(spark, q)
+    assert "- -" not in on_plan and "--" not in on_plan, on_plan
+    assert "--" in off_plan or "- -" in off_plan, off_plan
+
+
+def test_minus_itself_keeps_the_ansi_multiply_overflow(spark, views, conf):
+    conf(ANSI_ON)
+    q = "SELECT d - d FROM (SELECT id * 9223372036854775807 AS d FROM range(1,4))"
+    on, off, on_plan, _ = both_ways(spark, q)
+    assert off.error is not None and on.error is not None
+    assert re.search(r"d#\d+L? - d#", on_plan), on_plan
+
+
+@pytest.mark.parametrize("expr,settings", [(f[1], f[2]) for f in FAILING_INTEGRAL],
+                         ids=[f[0] for f in FAILING_INTEGRAL])
+def test_minus_itself_keeps_the_error_of_its_column(spark, views, conf, expr, settings):
+    # coalesce(…, 0) makes the column non-nullable: a folded `d - d` would be a plain 0 and the
+    # column's definition (with its error) would be pruned
+    conf(settings)
+    q = f"SELECT d - d AS z FROM (SELECT coalesce({expr}, 0) AS d FROM r)"
+    on, off, on_plan, _ = both_ways(spark, q)
+    assert off.error is not None and on.error is not None, (off.rows, on.rows)
+    assert re.search(r"d#\d+L? - d#", on_plan), on_plan
+
+
+def test_times_zero_keeps_the_decimal_overflow(spark, views, conf):
+    conf(ANSI_ON)
+    # two references keep `d` a column (CollapseProject does not inline it); non-nullable, so a
+    # folded `d * 0` is a plain 0 (Catalyst folds `x * 0` itself only for integral columns)
+    q = ("SELECT d * 0 AS z1, 0 * d AS z2 FROM (SELECT coalesce(CAST(id AS DECIMAL(38,0)) * "
+         "CAST(50000000000000000000000000000000000000 AS DECIMAL(38,0)), 0) AS d FROM range(1,4))")
+    on, off, on_plan, _ = both_ways(spark, q)
+    assert off.error is not None and on.error is not None
+    assert re.search(r"d#\d+ \* 0", on_plan) and re.search(r"0 \* d#\d+", on_plan), on_plan
+
+
+def test_minus_itself_still_folds_without_ansi(spark, views, conf):
+    conf(ANSI_OFF)  # the multiplication wraps: nothing can fail
+    q = "SELECT d - d FROM (SELECT id * 9223372036854775807 AS d FROM range(1,4))"
+    on, _, on_plan, off_plan = both_ways(spark, q)
+    assert not re.search(r"d#\d+L? - d#", on_plan), on_plan
+    assert re.search(r"d#\d+L? - d#", off_plan), off_plan
+    assert [r[0] for r in on.rows] == [0, 0, 0]
+
+
+def test_times_zero_still_folds_without_ansi(spark, views, conf):
+    conf(ANSI_OFF)  # a decimal overflow is NULL, coalesced to 0
+    q = ("SELECT d * 0 AS z1, 0 * d AS z2 FROM (SELECT coalesce(CAST(id AS DECIMAL(38,0)) * "
+         "CAST(50000000000000000000000000000000000000 AS DECIMAL(38,0)), 0) AS d FROM range(1,4))")
+    _, _, on_plan, off_plan = both_ways(spark, q)
+    assert not re.search(r"d#\d+ \* 0|0 \* d#\d+", on_plan), on_plan
+    assert re.search(r"d#\d+ \* 0", off_plan), off_plan
+
+
+def test_minus_itself_still_folds_a_column_that_cannot_fail_under_ansi(spark, views, conf):
+    conf(ANSI_ON)
+    q = "SELECT d - d AS z FROM (SELECT IF(k > 3, k, 0) AS d FROM r)"
+    _, _, on_plan, off_plan = both_ways(spark, q)
+    assert not re.search(r"d#\d+L? - d#", on_plan), on_plan
+    assert re.search(r"d#\d+L? - d#", off_plan), off_plan
