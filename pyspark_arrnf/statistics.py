@@ -4,10 +4,11 @@ Without it, rows are known only where metadata states them (Parquet footers, cat
 cached data); above a filter on columns without statistics they are ``unknown``. The pass runs one
 aggregate job per table (row count; per column a HyperLogLog distinct count, NULL count, and
 min/max of numbers and dates) and is kept in the JVM for the files it read, ignored once they change.
+After it, blocks read ``rows≈… (estimate: file metadata, sketch)``.
 
 >>> statistics(spark, ["lineitem", "orders"])            # doctest: +SKIP
 ['lineitem: 60175 rows, 16 columns sketched (1 files)', 'orders: 15000 rows, 9 columns sketched (1 files)']
->>> print(arrnf(query, spark))                            # doctest: +SKIP  (rows≈… (estimate: file metadata, sketch))
+>>> print(arrnf(query, spark))                            # doctest: +SKIP
 """
 from __future__ import annotations
 
