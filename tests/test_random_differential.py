@@ -222,6 +222,21 @@ def differential(spark, case) -> str:
             f"the extension changed the number of unseeded samples: {sample_nodes(on.plan)} with it, "
             f"{sample_nodes(off.plan)} without.\nwith:\n{on.plan.toString()}\nwithout:\n{off.plan.toString()}{where}"
         )
+    if (on.error is None) != (off.error is None) and not random_rows:
+        # Spark reuses an exchange between subtrees equal up to the order of AND's conjuncts (their
+        # canonical forms), though under ANSI one order raises where the other short-circuits
+        # (`isnull(k) AND k * big > 0`): which copy it reuses then decides whether vanilla Spark
+        # raises, and a rewrite elsewhere in the plan can change that. Without exchange reuse each
+        # subtree evaluates its own conjuncts: a law that dropped or added an error still shows.
+        with session_settings(spark, {**(settings or {}), "spark.sql.exchange.reuse": "false"}):
+            off2, on2 = plan_side(spark, sql, False), plan_side(spark, sql, True)
+            for side in (off2, on2):
+                if side.error is None:
+                    side.run(spark)
+        if on2.error is not None and off2.error is not None and same_error(on2.error, off2.error):
+            return "error decided by exchange reuse"
+        if on2.error is None and off2.error is None and randomsql.same_bag(on2.rows, off2.rows):
+            return "error decided by exchange reuse"
     if on.error or off.error:
         assert on.error is not None and off.error is not None, (
             f"only one side raised.\nwith the extension: {str(on.error)[:2000]}\n"
@@ -321,3 +336,25 @@ def test_differential_catches_a_difference(spark, random_tables):
     with pytest.raises(AssertionError, match=r"(?s)unseeded samples: 1 with it, 0 without.*-- query:"):
         differential(spark, "SELECT q.k AS c0 FROM (SELECT * FROM rt0 WHERE '${spark.arrnf.enabled}' = 'true') "
                             "TABLESAMPLE (50 PERCENT) q")
+
+
+REUSE_DECIDES = (
+    "SELECT count(*) AS c0 FROM (SELECT l1.c0 AS c0 FROM (SELECT EXTRACT(DAY FROM INTERVAL '30000000' DAY * q6.c0) AS c0, "
+    "q6.c0 AS c1, q6.c0 AS c2 FROM ((SELECT * FROM ((SELECT l3.c0 AS c0, l3.c0 AS c1, l3.c0 AS c2 FROM (SELECT k AS c0 "
+    "FROM rt0 TABLESAMPLE (50 PERCENT) REPEATABLE (7) WHERE k IS NULL) l3 JOIN (SELECT k AS c0 FROM rt0 TABLESAMPLE "
+    "(50 PERCENT) REPEATABLE (7) WHERE EXTRACT(DAY FROM INTERVAL '30000000' DAY * k) > 0) r4 ON l3.c0 = r4.c0 AND "
+    "EXTRACT(DAY FROM INTERVAL '30000000' DAY * l3.c0) > 0) UNION ALL (SELECT k AS c0, k AS c1, k AS c2 FROM rt0)) q5) "
+    "UNION ALL (SELECT k AS c0, k AS c1, k AS c2 FROM rt0 TABLESAMPLE (50 PERCENT) REPEATABLE (7))) q6) l1 LEFT SEMI "
+    "JOIN (SELECT 1 AS c0, 2 AS c1) u2) q7 HAVING count(*) > 0")
+
+
+def test_an_error_decided_by_exchange_reuse_is_no_difference(spark, random_tables):
+    """Found by the gate (seed 20240801, ANSI on, broadcast off). Both join inputs filter the same
+    sample, one by ``isnotnull(k) AND (isnull(k) AND k * big > 0)``, the other (its constraints
+    inferred) by ``(isnotnull(k) AND k * big > 0) AND isnull(k)``: equal canonical forms, so Spark
+    reuses one exchange for both, and which one decides whether the overflow is raised. Vanilla Spark
+    reused the raising one; with EliminateUnitJoin's rewrite of the unit semi join elsewhere in the
+    plan it reused the other (1 row). With exchange reuse off both sides raise: no law dropped the
+    error, and the gate says so instead of failing."""
+    with session_settings(spark, {ANSI: "true", "spark.sql.autoBroadcastJoinThreshold": "-1"}):
+        assert differential(spark, REUSE_DECIDES) == "error decided by exchange reuse"
