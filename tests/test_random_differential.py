@@ -228,15 +228,18 @@ def differential(spark, case) -> str:
         # (`isnull(k) AND k * big > 0`): which copy it reuses then decides whether vanilla Spark
         # raises, and a rewrite elsewhere in the plan can change that. Without exchange reuse each
         # subtree evaluates its own conjuncts: a law that dropped or added an error still shows.
-        with session_settings(spark, {**(settings or {}), "spark.sql.exchange.reuse": "false"}):
+        # Likewise adaptive execution drops a join input found empty at run time (a left anti join
+        # with a non-empty right side, say) whether or not a failing stage below it has failed yet.
+        with session_settings(spark, {**(settings or {}), "spark.sql.exchange.reuse": "false",
+                                      "spark.sql.adaptive.enabled": "false"}):
             off2, on2 = plan_side(spark, sql, False), plan_side(spark, sql, True)
             for side in (off2, on2):
                 if side.error is None:
                     side.run(spark)
         if on2.error is not None and off2.error is not None and same_error(on2.error, off2.error):
-            return "error decided by exchange reuse"
+            return "error decided by exchange reuse or adaptive execution"
         if on2.error is None and off2.error is None and randomsql.same_bag(on2.rows, off2.rows):
-            return "error decided by exchange reuse"
+            return "error decided by exchange reuse or adaptive execution"
     if on.error or off.error:
         assert on.error is not None and off.error is not None, (
             f"only one side raised.\nwith the extension: {str(on.error)[:2000]}\n"
@@ -357,4 +360,29 @@ def test_an_error_decided_by_exchange_reuse_is_no_difference(spark, random_table
     plan it reused the other (1 row). With exchange reuse off both sides raise: no law dropped the
     error, and the gate says so instead of failing."""
     with session_settings(spark, {ANSI: "true", "spark.sql.autoBroadcastJoinThreshold": "-1"}):
-        assert differential(spark, REUSE_DECIDES) == "error decided by exchange reuse"
+        assert differential(spark, REUSE_DECIDES) == "error decided by exchange reuse or adaptive execution"
+
+
+INFERRED_ACROSS_JOIN = (
+    "SELECT l1.c0 AS c0 FROM (SELECT EXTRACT(DAY FROM INTERVAL '30000000' DAY * q7.c0) AS c0, q7.c0 AS c1, q7.c0 AS"
+    " c2 FROM ((SELECT * FROM ((SELECT l3.c0 AS c0, l3.c0 AS c1, l3.c0 AS c2 FROM (SELECT k AS c0 FROM rt0) l3 JOIN"
+    " (SELECT k AS c0 FROM rt0 TABLESAMPLE (50 PERCENT) REPEATABLE (7) WHERE EXTRACT(DAY FROM INTERVAL '30000000' D"
+    "AY * k) > 0) r4 ON l3.c0 = r4.c0 AND l3.c0 > 0) UNION ALL (SELECT k AS c0, k AS c1, k AS c2 FROM rt0 TABLESAMP"
+    "LE (50 PERCENT) REPEATABLE (7))) q5) UNION ALL (SELECT EXTRACT(DAY FROM INTERVAL '30000000' DAY * q6.c0) AS c0"
+    ", EXTRACT(DAY FROM INTERVAL '30000000' DAY * q6.c0) AS c1, EXTRACT(DAY FROM INTERVAL '30000000' DAY * q6.c0) A"
+    "S c2 FROM (SELECT k AS c0 FROM rt0 TABLESAMPLE (50 PERCENT) REPEATABLE (7) WHERE k > 0) q6)) q7) l1 LEFT ANTI "
+    "JOIN (SELECT 1 AS c0, 2 AS c1) u2")
+
+
+def test_a_failing_filter_inferred_across_a_join_keeps_the_unit_anti_join(spark, random_tables):
+    """Found by the gate (seed 20240801, ANSI on, broadcast off). Spark pushes the left anti join
+    with a unit into each union branch and infers the other join side's failing filter
+    (``EXTRACT(DAY FROM INTERVAL '30000000' DAY * k) > 0``) onto the anti join's input through
+    ``l3.c0 = r4.c0``; EliminateUnitJoin had emptied that branch (the whole plan became an empty
+    relation), so the overflow vanilla Spark raises without adaptive execution was never raised. A
+    failing filter on either side of a join above now counts as a predicate above that can fail."""
+    with session_settings(spark, {ANSI: "true", "spark.sql.autoBroadcastJoinThreshold": "-1"}):
+        plan = spark.sql(INFERRED_ACROSS_JOIN)._jdf.queryExecution().optimizedPlan().toString()
+        assert "LeftAnti" in plan and "extractansiintervaldays" in plan, plan
+        assert differential(spark, INFERRED_ACROSS_JOIN) in (
+            "error both ways", "error decided by exchange reuse or adaptive execution")

@@ -100,7 +100,9 @@ object Effects {
    * fail once Spark pushes it down onto the node's rows: a filter or join condition on the way to
    * the root that can fail itself, or any such predicate above a projection or aggregate that
    * computes a column with an expression that can fail (pushed through it, `c >= 1` becomes
-   * `k * 9223372036854775807 >= 1`; constraints inferred from the predicate travel the same way).
+   * `k * 9223372036854775807 >= 1`; constraints inferred from the predicate travel the same way),
+   * or a join above whose other side filters by a predicate that can fail (Spark infers it across
+   * the join's equalities onto this side).
    * Spark may push it after the rule ran: a law that drops the subtree would drop the error that
    * vanilla Spark raises there. Only subtrees that `relevant` accepts are visited (tree-pattern
    * pruning); unchanged subtrees keep their identity.
@@ -117,7 +119,9 @@ object Effects {
       }
       lazy val failing = failingAbove() || (p match {
         case Filter(c, _) => canFail(c)
-        case j: Join => j.condition.exists(canFail)
+        // Spark infers filters across a join from either side's constraints (InferFiltersFromConstraints:
+        // `r.k = l.k` carries a filter on `r.k` over to `l.k`): a failing filter on one side may land on the other.
+        case j: Join => j.condition.exists(canFail) || j.children.exists(hasFailingPredicate)
         case _: Project | _: Aggregate if predicateAbove => p.expressions.exists(canFail)
         case _ => false
       })
@@ -127,6 +131,13 @@ object Effects {
       } else withChildren
     }
     if (relevant(plan)) go(plan, predicateAbove = false, () => false) else plan
+  }
+
+  /** Whether a filter or join condition in `plan` can fail. */
+  private def hasFailingPredicate(plan: LogicalPlan): Boolean = plan.exists {
+    case Filter(c, _) => canFail(c)
+    case j: Join => j.condition.exists(canFail)
+    case _ => false
   }
 
   /** Whether equality of values of `t` is equality of their bytes (no case-insensitive or trimming collation). */
