@@ -67,8 +67,9 @@ object EliminateUnitJoin extends Rule[LogicalPlan] {
       case (Join(left, UnitRelation(literals), LeftSemi, condition, _), _) =>
         withCondition(left, condition.map(substitute(_, literals)))
       // Without a condition the result is empty and `left` is no longer evaluated: only if neither it
-      // nor a predicate Spark may push onto it can fail.
-      case (j @ Join(left, UnitRelation(_), LeftAnti, None, _), false) if !Effects.canFail(left) =>
+      // nor a predicate Spark may push onto it can fail, and it draws no random rows (dropping an
+      // unseeded sample changes how many independent draws the query makes: the random gate counts them).
+      case (j @ Join(left, UnitRelation(_), LeftAnti, None, _), false) if !Effects.canFail(left) && !Effects.canVary(left) =>
         LocalRelation(j.output, Nil, isStreaming = left.isStreaming)
       case (Join(left, UnitRelation(literals), LeftAnti, Some(c), _), _) =>
         Filter(Not(Coalesce(Seq(substitute(c, literals), Literal(false)))), left)
