@@ -5,7 +5,31 @@ Keeping the calls here makes the contract between the two halves one short list 
 """
 from __future__ import annotations
 
+from .connect import is_connect, needs_classic
 from .errors import ArrnfError, ArrnfSetupError, first_line
+
+MEASURE_ON_CONNECT = (
+    "Spark Connect does not give its clients the SQL metrics of a query's executed plan, which measuring "
+    "reads. Here arrnf(df) works (the program with estimated sizes, as does SELECT * FROM "
+    "arrnf_blocks('...') from any client); to measure, call pyspark_arrnf.measure in a classic session "
+    "on the driver.")
+STATISTICS_ON_CONNECT = (
+    "The sketch pass runs in the driver's JVM; on the server side, ANALYZE TABLE ... COMPUTE STATISTICS "
+    "FOR ALL COLUMNS gives the catalog statistics ArrNF reads from any client.")
+
+
+def process_jvm_has_api() -> bool | None:
+    """Whether the Spark JVM of this Python process can load ``arrnf.Api`` (the jar is on its class
+    path); None when no JVM was started yet. PySpark keeps one JVM per process, across stop()."""
+    from py4j.java_gateway import JavaClass
+    from pyspark import SparkContext
+
+    if SparkContext._gateway is None or SparkContext._jvm is None:
+        return None
+    try:
+        return isinstance(SparkContext._jvm.arrnf.Api, JavaClass)
+    except Exception:  # noqa: BLE001 - a JVM that is gone
+        return False
 
 
 def _api(jvm):
@@ -15,9 +39,10 @@ def _api(jvm):
     api = jvm.arrnf.Api
     if not isinstance(api, JavaClass):  # py4j answers a missing class with a JavaPackage
         raise ArrnfSetupError(
-            "The JVM has no class arrnf.Api: the session was not started with the pyspark-arrnf jar "
-            "(use pyspark_arrnf.session() or configure(builder) before getOrCreate()), or the jar is older "
-            "than this package (rebuild it: 'bash dev/setup').")
+            "The JVM has no class arrnf.Api: this Python process's Spark started without the pyspark-arrnf "
+            "jar, or with one older than this package (rebuild it: 'bash dev/setup'). Restart the Python "
+            "process (in a notebook: the kernel) and call pyspark_arrnf.session(), or "
+            "configure(builder) before getOrCreate(), before any other Spark call.")
     return api
 
 
@@ -28,7 +53,12 @@ def _java_message(e: BaseException) -> str:
 
 
 def program_json(spark, df, name: str) -> str:
-    """The ArrNF program of ``df`` as the JVM's JSON (docs/arrnf-json.md)."""
+    """The ArrNF program of ``df`` as the JVM's JSON (docs/arrnf-json.md); on a Spark Connect client,
+    the server's ``arrnf_json`` (connect.py)."""
+    if is_connect(df):
+        from . import connect
+
+        return connect.program_json(spark, df, name)
     api = _api(spark._jvm)
     try:
         return api.json(df._jdf, name)
@@ -56,6 +86,8 @@ def stream_json(query, name: str) -> str:
     """The measured report of a streaming query's last micro-batch (``{"error": ...}`` before one ran)."""
     from pyspark import SparkContext
 
+    if is_connect(query):
+        raise needs_classic("measure_stream()", MEASURE_ON_CONNECT)
     # A StreamingQuery does not name its session; the JVM of the running context is the one it uses.
     api = _api(SparkContext._jvm)
     try:
@@ -72,9 +104,13 @@ def rule_failures(spark) -> dict[str, int]:
 
 def collect_statistics(spark, tables: list[str]) -> list[str]:
     """Runs the sketch pass over ``tables`` in ``spark``'s JVM: one line per table."""
+    if is_connect(spark):
+        raise needs_classic("statistics()", STATISTICS_ON_CONNECT)
     return [str(x) for x in _api(spark._jvm).collectStatistics(spark._jsparkSession, list(tables))]
 
 
 def clear_statistics(spark) -> None:
     """Forgets every sketch taken in ``spark``'s JVM."""
+    if is_connect(spark):
+        raise needs_classic("forget_statistics()", STATISTICS_ON_CONNECT)
     _api(spark._jvm).clearStatistics()

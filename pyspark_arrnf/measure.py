@@ -31,6 +31,7 @@ import time
 from typing import Optional
 
 from . import _jvm
+from .connect import is_connect, needs_classic
 from .errors import ArrnfError, ArrnfSetupError, first_line
 from .frames import dataframe
 from .model import Program
@@ -53,6 +54,8 @@ def measure(df_or_sql, spark=None, name: str = "query", collect: bool = False) -
     >>> print(p)                                                                   # doctest: +SKIP
     """
     df, spark = dataframe(df_or_sql, spark, "so it cannot be measured")
+    if is_connect(df):
+        raise needs_classic("measure()", _jvm.MEASURE_ON_CONNECT)
     rows, count, error = None, None, None
     try:
         if collect:
@@ -130,8 +133,10 @@ def plot(p: Program, path: Optional[str] = None, fmt: Optional[str] = None):
     >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     ['estimated', 'measured peak memory']
     """
-    import matplotlib
-
+    try:
+        import matplotlib
+    except ImportError:
+        raise ArrnfSetupError("plot() needs matplotlib: pip install 'pyspark-arrnf[viz]'") from None
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
@@ -155,3 +160,12 @@ def plot(p: Program, path: Optional[str] = None, fmt: Optional[str] = None):
         fig.savefig(path, format=fmt)
     plt.close(fig)
     return fig
+
+
+# ``pyspark_arrnf.measure`` is the function (the package exports it under its module's name), so the
+# module's helpers also hang on it: ``pyspark_arrnf.measure.plot(p)`` works as well as
+# ``from pyspark_arrnf.measure import plot``.
+measure.plot = plot
+measure.operators_frame = operators_frame
+measure.measure_stream = measure_stream
+measure.watch_stream = watch_stream

@@ -1,8 +1,8 @@
 """Session set-up: put the extension into a ``SparkSession.Builder`` or start a ready local session.
 
 ``spark.sql.extensions`` is a static setting: it only takes effect when the JVM session is made.
-So ``configure`` must come before ``getOrCreate()``; on a running session it warns and says how to
-fix it.
+So ``configure`` must come before ``getOrCreate()``; on a running session it changes nothing, warns
+once and says how to restart with the extension.
 
     >>> from pyspark.sql import SparkSession
     >>> import pyspark_arrnf
@@ -49,10 +49,49 @@ def check_java() -> None:
         )
 
 
-def _active_session():
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """Warns with ``message`` the first time only: a notebook cell run again says it once."""
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+RESTART = (
+    "To use the extension, restart the Python process (in a notebook: restart the kernel) and run "
+    "spark = pyspark_arrnf.session() (or pyspark_arrnf.configure(SparkSession.builder).getOrCreate()) "
+    "before any other Spark call."
+)
+
+
+def _jvm_without_extension() -> str | None:
+    """Why the extension cannot load into this Python process's Spark JVM, or None when it can (no
+    JVM yet, or one that has it). ``spark.sql.extensions`` and the jar apply only when the JVM and its
+    first session start: set later they would not load, and the explain provider would point at a
+    class the JVM does not have, breaking every ``df.explain("extended")``."""
     from pyspark import SparkContext
 
-    return SparkContext._active_spark_context
+    sc = SparkContext._active_spark_context
+    if sc is not None:
+        exts = sc.getConf().get("spark.sql.extensions", "") or ""
+        if EXTENSION_CLASS in [x.strip() for x in exts.split(",")] and _jvm.process_jvm_has_api():
+            return None
+        return ("pyspark-arrnf: a SparkSession is already running in this Python process without the "
+                "extension, and Spark loads extensions and their jar only when its JVM starts, so nothing "
+                "was changed: the session works as before, without ArrNF. " + RESTART)
+    if _jvm.process_jvm_has_api() is False:
+        return ("pyspark-arrnf: this Python process's Spark JVM was started without the extension's jar (a "
+                "session ran and was stopped), and a running JVM cannot take it, so nothing was changed. "
+                + RESTART)
+    return None
+
+
+def _remote_url(options: dict) -> str | None:
+    """The Spark Connect server a builder connects to, when it is a remote one (``sc://``)."""
+    url = options.get("spark.remote", os.environ.get("SPARK_REMOTE"))
+    return url if url and str(url).startswith("sc://") else None
 
 
 def configure(builder, explain: bool = True):
@@ -61,20 +100,27 @@ def configure(builder, explain: bool = True):
     Sets ``spark.jars`` to include the bundled jar, appends ``arrnf.ArrnfExtension`` to any
     existing ``spark.sql.extensions`` and, with ``explain=True``, the ArrNF section provider to
     ``spark.sql.extendedExplainProviders``.
+
+    It changes nothing, and warns once saying what to do, where the settings cannot take effect: a
+    builder of a remote Spark Connect server (the server must load the extension; the warning gives
+    its options), or a Spark JVM already running in this process without the extension (restart
+    the process). ``remote("local")`` starts its server here, with these settings: that works.
     """
     import pyspark
 
     info = jar_info()
     built_for(pyspark.__version__, info)
-    if _active_session() is not None:
-        warnings.warn(
-            "pyspark-arrnf: a SparkSession is already running, and spark.sql.extensions is static, so "
-            "the extension will not load into it. Stop it first (spark.stop()) and build the session "
-            "again with pyspark_arrnf.configure(builder), or start a new Python process.",
-            RuntimeWarning,
-            stacklevel=2,
-        )
     options = getattr(builder, "_options", {})
+    url = _remote_url(options)
+    if url is not None:
+        from .connect import remote_builder_warning
+
+        _warn_once(remote_builder_warning(url))
+        return builder
+    why_not = _jvm_without_extension()
+    if why_not is not None:
+        _warn_once(why_not)
+        return builder
     builder.config("spark.jars", _append(options.get("spark.jars"), str(info.path)))
     builder.config("spark.sql.extensions", _append(options.get("spark.sql.extensions"), EXTENSION_CLASS))
     if explain:
@@ -87,7 +133,10 @@ def configure(builder, explain: bool = True):
 
 def session(master: str = "local[2]", app_name: str = "pyspark-arrnf", **conf):
     """A ready SparkSession with the extension loaded. Keyword settings use ``_`` for ``.``:
-    ``session(spark_sql_shuffle_partitions=4)``; or pass a dict as ``conf={"spark.x": "y"}``."""
+    ``session(spark_sql_shuffle_partitions=4)``; or pass a dict as ``conf={"spark.x": "y"}``.
+
+    With a session already running in this process it returns that session: unchanged and with a
+    warning when it lacks the extension (see :func:`configure`)."""
     from pyspark.sql import SparkSession
 
     check_java()
@@ -98,20 +147,19 @@ def session(master: str = "local[2]", app_name: str = "pyspark-arrnf", **conf):
         builder = builder.config(k, str(v))
     spark = configure(builder).getOrCreate()
     built_for(spark.version)
-    if not is_loaded(spark):
-        warnings.warn(
-            "pyspark-arrnf: the session was created before the extension was configured, so it is not "
-            "loaded. Call spark.stop() and pyspark_arrnf.session() again.",
-            RuntimeWarning,
-            stacklevel=2,
-        )
+    if not is_loaded(spark) and not _warned:
+        _warn_once("pyspark-arrnf: the session has no ArrNF functions although it was configured with the "
+                   "extension; the driver log says why Spark could not load arrnf.ArrnfExtension. " + RESTART)
     return spark
 
 
 def is_loaded(spark) -> bool:
-    """Whether the extension is among the session's ``spark.sql.extensions``."""
-    exts = spark.sparkContext.getConf().get("spark.sql.extensions", "")
-    return EXTENSION_CLASS in [x.strip() for x in exts.split(",")]
+    """Whether the extension is loaded into ``spark`` (classic or Spark Connect): its SQL functions
+    are registered in the session, which only the extension does."""
+    try:
+        return bool(spark.catalog.functionExists("arrnf_json"))
+    except Exception:  # noqa: BLE001 - a stopped session or a lost connection: not loaded
+        return False
 
 
 def set_enabled(spark, enabled: bool) -> None:
@@ -121,4 +169,9 @@ def set_enabled(spark, enabled: bool) -> None:
 
 def rule_failures(spark) -> dict[str, int]:
     """How often each rule failed (and was skipped) since the JVM started."""
+    from .connect import is_connect, needs_classic
+
+    if is_connect(spark):
+        raise needs_classic("rule_failures()", "The server's driver log has one warning per failure "
+                            "('pyspark-arrnf: rule … failed and was skipped').")
     return _jvm.rule_failures(spark)

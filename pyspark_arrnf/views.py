@@ -22,6 +22,7 @@ from __future__ import annotations
 import html
 import shutil
 
+from .errors import ArrnfSetupError
 from .model import Get, Program
 
 
@@ -91,11 +92,16 @@ def to_dot(p: Program) -> str:
 
 
 def to_svg(p: Program) -> str:
-    """The picture as SVG; needs Graphviz's ``dot`` program (``apt-get install graphviz``)."""
+    """The picture as SVG; needs the ``graphviz`` Python package (``pip install 'pyspark-arrnf[viz]'``)
+    and Graphviz's ``dot`` program (``apt-get install graphviz``). ``to_dot()`` needs neither."""
+    try:
+        import graphviz
+    except ImportError:
+        raise ArrnfSetupError("to_svg() needs the graphviz Python package: pip install 'pyspark-arrnf[viz]' "
+                              "(or use to_dot() and render it elsewhere)") from None
     if shutil.which("dot") is None:
-        raise RuntimeError("Graphviz's 'dot' program is not installed (apt-get install graphviz); "
-                           "use to_dot() and render it elsewhere")
-    import graphviz
+        raise ArrnfSetupError("to_svg() needs Graphviz's 'dot' program: apt-get install graphviz (or brew "
+                              "install graphviz); or use to_dot() and render it elsewhere")
 
     return graphviz.Source(to_dot(p)).pipe(format="svg").decode("utf-8")
 

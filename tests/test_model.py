@@ -89,3 +89,30 @@ def test_fields_of_a_newer_jar_are_written_back_in_their_places():
     assert p.to_json() == raw and Program.from_json(p.to_json()) == p
     assert p.unknown["realized"] == ("arrangements", 3) and "realization" in p.blocks[0].unknown
     assert str(p) == d["text"] and "unknown" not in repr(p.blocks[0])
+
+
+def test_pictures_name_the_extra_they_need(monkeypatch):
+    """Without matplotlib or graphviz, one message naming ``pyspark-arrnf[viz]``, not an ImportError."""
+    import sys
+
+    import pyspark_arrnf
+    from pyspark_arrnf import ArrnfSetupError
+
+    p = Program.from_json(EXAMPLE_MEASURED_JSON)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    with pytest.raises(ArrnfSetupError, match=r"^plot\(\) needs matplotlib: pip install 'pyspark-arrnf\[viz\]'$"):
+        pyspark_arrnf.measure.plot(p)
+    monkeypatch.setitem(sys.modules, "graphviz", None)
+    with pytest.raises(ArrnfSetupError, match=r"^to_svg\(\) needs the graphviz Python package: pip install 'pyspark-arrnf\[viz\]'"):
+        p.to_svg()
+    assert p.to_dot().startswith("digraph arrnf {")  # needs neither
+
+
+def test_measure_plot_as_the_readme_calls_it():
+    """``pyspark_arrnf.measure`` is the function; ``pyspark_arrnf.measure.plot`` is the chart."""
+    import pyspark_arrnf
+    from pyspark_arrnf.measure import plot
+
+    assert pyspark_arrnf.measure.plot is plot
+    fig = pyspark_arrnf.measure.plot(Program.from_json(EXAMPLE_MEASURED_JSON))
+    assert fig.axes[0].get_title().startswith("ArrNF q:")

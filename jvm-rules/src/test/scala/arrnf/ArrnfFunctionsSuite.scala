@@ -18,6 +18,13 @@ class ArrnfFunctionsSuite extends ArrnfSparkSuite {
     assert(text == Arrnf.text(classic(query), "query") && text.startsWith("-- ArrNF query: 1 blocks"))
   }
 
+  test("the second argument names the result block, as Arrnf.json's name does") {
+    val json = spark.sql(s"SELECT arrnf_json('$query', 'sales')").head().getString(0)
+    assert(json == Arrnf.json(classic(query), "sales") && json != Arrnf.json(classic(query), "query"))
+    val blocks = spark.sql(s"SELECT block FROM arrnf_blocks('$query', 'sales')").collect().map(_.getString(0))
+    assert(blocks.toSeq == Seq("sales"))
+  }
+
   test("arrnf_blocks gives one row per block, with its figures and its text") {
     val sql = "SELECT a.k, count(*) FROM range(10) a(k) JOIN range(20) b(k) ON a.k = b.k GROUP BY a.k"
     val program = Arrnf.program(classic(sql), "query")
@@ -43,9 +50,14 @@ class ArrnfFunctionsSuite extends ArrnfSparkSuite {
 
   test("bad input gets one clear message: no query, not a constant, a query that does not analyze") {
     def message(sql: String): String = intercept[Exception](spark.sql(sql).collect()).getMessage
-    assert(message("SELECT arrnf_json()").contains("takes one argument, the query as a constant string"))
-    assert(message("SELECT arrnf_json(id) FROM range(1)").contains("takes one argument, the query as a constant string"))
+    val usage = "takes the query as a constant string and optionally the result block's name"
+    assert(message("SELECT arrnf_json()").contains(usage))
+    assert(message("SELECT arrnf_json(id) FROM range(1)").contains(usage))
+    assert(message("SELECT arrnf_json('SELECT 1', 'a', 'b')").contains(usage))
+    assert(message("SELECT arrnf_json('SELECT 1', cast(id AS STRING)) FROM range(1)").contains(usage))
     assert(message("SELECT arrnf_json(CAST(NULL AS STRING))").contains("the query is NULL"))
+    assert(message("SELECT arrnf_json('SELECT 1', CAST(NULL AS STRING))").contains("the name is NULL"))
+    assert(message("SELECT arrnf_text('SELECT 1', ' ')").contains("the name is empty"))
     val m = message("SELECT * FROM arrnf_blocks('SELECT * FROM no_such_table')")
     assert(m.contains("the query does not analyze") && m.contains("no_such_table"), m)
   }

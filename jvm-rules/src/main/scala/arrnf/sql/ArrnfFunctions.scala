@@ -22,9 +22,11 @@ import arrnf.render.{JsonFormat, TextFormat}
  *   SELECT arrnf_json('SELECT k, count(*) FROM t GROUP BY k')   -- the ArrNF program as JSON
  *   SELECT arrnf_text('SELECT ...')                              -- its text form
  *   SELECT * FROM arrnf_blocks('SELECT ...')                     -- one row per block
+ *   SELECT arrnf_json('SELECT ...', 'sales')                     -- result block named `sales`
  * }}}
  * The query is planned in the calling session (its tables, views and settings), as `df.explain()`
- * would plan it.
+ * would plan it. The optional second argument names the result block (default `query`; helpers
+ * are `<name>.tmpN`), as `arrnf(df, name=...)` does in Python, whose Spark Connect path uses it.
  */
 object ArrnfFunctions {
   /** The columns of `arrnf_blocks`, one row per block in dependency order. */
@@ -46,17 +48,19 @@ object ArrnfFunctions {
 
   val functions: Seq[(FunctionIdentifier, ExpressionInfo, Seq[Expression] => Expression)] = Seq(
     (FunctionIdentifier("arrnf_json"),
-      info("arrnf_json", "_FUNC_(query) - The ArrNF program of a query (a constant string) as JSON (docs/arrnf-json.md).",
+      info("arrnf_json", "_FUNC_(query[, name]) - The ArrNF program of a query (a constant string) as JSON (docs/arrnf-json.md); " +
+        "name (a constant string, default 'query') names its result block.",
         "SELECT _FUNC_('SELECT k, count(*) FROM range(10) t(k) GROUP BY k');"),
       args => Literal(UTF8String.fromString(JsonFormat(program("arrnf_json", args))), StringType)),
     (FunctionIdentifier("arrnf_text"),
-      info("arrnf_text", "_FUNC_(query) - The ArrNF program of a query (a constant string) in its text form.",
+      info("arrnf_text", "_FUNC_(query[, name]) - The ArrNF program of a query (a constant string) in its text form; " +
+        "name (a constant string, default 'query') names its result block.",
         "SELECT _FUNC_('SELECT k, count(*) FROM range(10) t(k) GROUP BY k');"),
       args => Literal(UTF8String.fromString(TextFormat(program("arrnf_text", args, withSql = false))), StringType)))
 
   val tableFunctions: Seq[(FunctionIdentifier, ExpressionInfo, Seq[Expression] => LogicalPlan)] = Seq(
     (FunctionIdentifier("arrnf_blocks"),
-      info("arrnf_blocks", "_FUNC_(query) - One row per block of the ArrNF program of a query (a constant " +
+      info("arrnf_blocks", "_FUNC_(query[, name]) - One row per block of the ArrNF program of a query (a constant " +
         "string): block, head, arrangements (Differential's count), realization (what Spark builds for it), keys, " +
         "rows, bytes, source, why, text.",
         "SELECT * FROM _FUNC_('SELECT k, count(*) FROM range(10) t(k) GROUP BY k');"),
@@ -75,21 +79,28 @@ object ArrnfFunctions {
     LocalRelation(BlockColumns.map(_.newInstance()), rows)
   }
 
-  /** The program of the query `args` holds, planned in the active session; one clear error otherwise. */
+  /** The program of the query `args` holds (and its name), planned in the active session; one clear error otherwise. */
   private def program(fn: String, args: Seq[Expression], withSql: Boolean = true): ArrnfProgram = {
-    val query = args match {
-      case Seq(e) if e.foldable && e.dataType.isInstanceOf[StringType] =>
+    val usage = s"$fn(query[, name]) takes the query as a constant string and optionally the result block's name, " +
+      s"e.g. $fn('SELECT ...') or $fn('SELECT ...', 'sales')"
+    def constant(e: Expression, what: String): String = e match {
+      case e if e.foldable && e.dataType.isInstanceOf[StringType] =>
         Option(e.eval()).map(_.toString).getOrElse(
-          throw new IllegalArgumentException(s"$fn(query): the query is NULL; give the query's text"))
-      case _ => throw new IllegalArgumentException(
-        s"$fn(query) takes one argument, the query as a constant string, e.g. $fn('SELECT ...')")
+          throw new IllegalArgumentException(s"$fn: the $what is NULL; $usage"))
+      case _ => throw new IllegalArgumentException(usage)
     }
+    val (query, name) = args match {
+      case Seq(q) => (constant(q, "query"), "query")
+      case Seq(q, n) => (constant(q, "query"), constant(n, "name"))
+      case _ => throw new IllegalArgumentException(usage)
+    }
+    if (name.trim.isEmpty) throw new IllegalArgumentException(s"$fn: the name is empty; $usage")
     val spark = SparkSession.active
     val df = try spark.sql(query) catch {
       case NonFatal(e) => throw new IllegalArgumentException(
         s"$fn: the query does not analyze, so it has no ArrNF program: ${firstLine(e)}", e)
     }
-    Arrnf.ofDataset(df, "query", withSql)
+    Arrnf.ofDataset(df, name, withSql)
   }
 
   private def firstLine(e: Throwable): String =
