@@ -23,5 +23,12 @@ def arrnf_enabled(spark, enabled: bool):
 
 
 def optimized_plan(df) -> str:
-    """Catalyst's optimized logical plan of ``df`` as text."""
+    """Catalyst's optimized logical plan of ``df`` as text (on Spark Connect, the server's, from the
+    extended explain text)."""
+    from .connect import is_connect
+
+    if is_connect(df):
+        text = df._explain_string(mode="extended")
+        start, end = "== Optimized Logical Plan ==\n", "\n\n== Physical Plan =="
+        return text[text.index(start) + len(start):text.index(end)]
     return df._jdf.queryExecution().optimizedPlan().toString()
