@@ -25,6 +25,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -184,14 +185,20 @@ def _session(args):
     process (tests, notebooks) is used as it is; a new Spark JVM writes its output to --spark-log."""
     from pyspark import SparkContext
 
-    from .session import session
+    from .session import is_loaded, session
 
     conf = {"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
     conf.update(getattr(args, "conf", None) or [])
     log = getattr(args, "spark_log", None)
     if SparkContext._gateway is not None:
-        with _step("a --conf setting is refused"):
+        # session() warns that a running session cannot take the (static) extension settings; said
+        # here as an error when the extension is in fact missing, and not at all when it is loaded
+        with _step("a --conf setting is refused"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
             spark = session(conf=conf)
+        if not is_loaded(spark):
+            raise ArrnfSetupError("the SparkSession running in this process does not have the extension: "
+                                  "stop it first (spark.stop())")
     else:
         hint = "" if log else " (--spark-log FILE keeps Spark's output)"
         try:

@@ -74,11 +74,12 @@ def _unreadable(table: Path) -> str | None:
         files = [table]
     for f in files:
         try:
-            pq.read_metadata(str(f))
+            with open(f, "rb"):
+                pass
         except OSError as e:
-            if e.strerror:
-                return f"{f}: cannot be read ({e.strerror})"
-            return f"{f}: not a readable Parquet file ({first_line(e)})"
+            return f"{f}: cannot be read ({e.strerror or first_line(e)})"
+        try:
+            pq.read_metadata(str(f))
         except Exception as e:  # noqa: BLE001 - ArrowInvalid and friends: a corrupt or foreign file
             return f"{f}: not a readable Parquet file ({first_line(e)})"
     return None
