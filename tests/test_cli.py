@@ -96,6 +96,17 @@ def _one_error(capsys, *words: str) -> str:
 
 
 @pytest.fixture
+def no_spark(monkeypatch):
+    """For input checked before Spark starts: the command must not ask for a session."""
+    import pyspark_arrnf.cli as cli
+
+    def fail(args):
+        raise AssertionError("the command started Spark before checking its input")
+
+    monkeypatch.setattr(cli, "_session", fail)
+
+
+@pytest.fixture
 def small_tables(tmp_path):
     """A copy of two TPC-H tables (nation, region) and ``broken.parquet``, garbage bytes."""
     folder = tmp_path / "tables"
@@ -113,20 +124,20 @@ def _sql(tmp_path, text: str, name: str = "q.sql") -> str:
 
 
 @pytest.mark.parametrize("command", ["explain", "analyze"])
-def test_missing_query_file(command, tmp_path, capsys):
+def test_missing_query_file(command, tmp_path, capsys, no_spark):
     missing = str(tmp_path / "missing.sql")
     assert main([command, missing]) == 2
     _one_error(capsys, missing, "no such file")
 
 
-def test_a_folder_is_no_query_file(tmp_path, capsys):
+def test_a_folder_is_no_query_file(tmp_path, capsys, no_spark):
     assert main(["explain", str(tmp_path)]) == 2
     _one_error(capsys, str(tmp_path), "a folder, not a SQL file")
 
 
 @pytest.mark.parametrize("text", ["", "  \n\t\n", "-- nothing here\n/* nor\n here */ ;\n"])
 @pytest.mark.parametrize("command", ["explain", "analyze"])
-def test_a_file_without_sql(command, text, tmp_path, capsys):
+def test_a_file_without_sql(command, text, tmp_path, capsys, no_spark):
     f = _sql(tmp_path, text)
     assert main([command, f]) == 2
     _one_error(capsys, f, "no SQL in it")
@@ -144,7 +155,7 @@ def test_a_query_that_does_not_analyze(command, text, words, spark, small_tables
 
 
 @pytest.mark.parametrize("command", ["explain", "analyze"])
-def test_tables_not_a_folder(command, tmp_path, capsys):
+def test_tables_not_a_folder(command, tmp_path, capsys, no_spark):
     q = _sql(tmp_path, "select 1")
     assert main([command, q, "--tables", q]) == 2
     _one_error(capsys, q, "is not a folder")
@@ -153,7 +164,7 @@ def test_tables_not_a_folder(command, tmp_path, capsys):
     _one_error(capsys, missing, "no such folder")
 
 
-def test_tables_without_parquet(tmp_path, capsys):
+def test_tables_without_parquet(tmp_path, capsys, no_spark):
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "notes.txt").write_text("no tables here")
@@ -206,7 +217,7 @@ def test_register_tables_raises_on_a_corrupt_file_unless_told_to_skip(spark, sma
     (["explain", "q.sql", "--format", "json", "--compare"], ["--compare", "not allowed with argument --format"]),
     (["explain"], ["required", "query"]),
 ])
-def test_bad_options_are_one_line(argv, words, capsys):
+def test_bad_options_are_one_line(argv, words, capsys, no_spark):
     assert main(argv) == 2
     _one_error(capsys, *words)
 
@@ -272,15 +283,8 @@ def test_analyze_a_query_that_fails_when_run(spark, small_tables, tmp_path, caps
                                     "[USER_RAISED_EXCEPTION] '(n_nationkey < 0)' is not true! SQLSTATE: P0001"]
 
 
-def test_analyze_plot_needs_matplotlib_before_spark_starts(monkeypatch, tmp_path, capsys):
-    import pyspark_arrnf.cli as cli
-
+def test_analyze_plot_needs_matplotlib_before_spark_starts(monkeypatch, tmp_path, capsys, no_spark):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
-
-    def no_spark(args):
-        raise AssertionError("Spark started")
-
-    monkeypatch.setattr(cli, "_session", no_spark)
     q = _sql(tmp_path, "select 1")
     assert main(["analyze", q, "--plot", str(tmp_path / "c.png")]) == 2
     assert _one_error(capsys) == "arrnf: --plot needs matplotlib: pip install 'pyspark-arrnf[viz]'"
@@ -288,10 +292,7 @@ def test_analyze_plot_needs_matplotlib_before_spark_starts(monkeypatch, tmp_path
 
 @pytest.mark.parametrize("name, words", [("c.txt", ["c.txt", ".png, .svg or .pdf"]),
                                          ("no/such/dir/c.png", ["no such folder"])])
-def test_analyze_plot_file_is_checked_first(name, words, monkeypatch, tmp_path, capsys):
-    import pyspark_arrnf.cli as cli
-
-    monkeypatch.setattr(cli, "_session", lambda args: pytest.fail("Spark started"))
+def test_analyze_plot_file_is_checked_first(name, words, tmp_path, capsys, no_spark):
     assert main(["analyze", _sql(tmp_path, "select 1"), "--plot", str(tmp_path / name)]) == 2
     _one_error(capsys, *words)
 
