@@ -1,18 +1,35 @@
 """The ``arrnf`` command line.
 
-    arrnf demo                               # generated TPC-DS data, the product at work
-    arrnf explain QUERY.sql --tables DIR     # a SQL file against the Parquet tables in DIR
-    arrnf explain QUERY.sql --tables DIR --format text|json|dot   # only its ArrNF program
-    arrnf data tpcds --scale 0.1             # generate data and print its folder
-    arrnf analyze QUERY.sql --tables DIR     # run it: estimated beside measured state per block
+    arrnf explain QUERY.sql --tables DIR            # plan it, not run: optimized plan, ArrNF program, costs
+    arrnf explain QUERY.sql --tables DIR --compare  # also plan it without the extension, run it both ways
+    arrnf explain QUERY.sql --tables DIR --format text|json|dot|sql   # only its ArrNF program
+    arrnf analyze QUERY.sql --tables DIR [--plot FILE]   # run it: estimated beside measured state per block
+    arrnf demo                                      # generated TPC-DS data, a query run with and without
+    arrnf data tpcds --scale 0.1                    # generate data and print its folder
+    arrnf --version
+
+Every Parquet file or folder in ``--tables DIR`` is a table by its name; a table with an unreadable or
+corrupt file is skipped (a query that uses it fails, naming the file).
+
+Exit status: 0 done; 1 the query failed when run (``analyze``, ``--compare``, ``demo``) or gave
+different results with and without the extension; 2 bad input (no such file, no SQL in it, a SQL or
+analysis error, a bad ``--tables`` folder, a bad option) or a broken set-up. A failure is one line on
+standard error, ``arrnf: ...``, never a traceback. Spark's own log (what its JVM writes) goes to
+``--spark-log FILE``, or nowhere.
 """
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import re
+import subprocess
 import sys
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import ArrnfError, ArrnfSetupError
+from .errors import ArrnfError, ArrnfSetupError, first_line
 
 DEMO_QUERY = """\
 -- Which item brands sold on one day, per channel: a UNION ALL of joins that share date_dim.
@@ -30,17 +47,215 @@ order by d_date
 limit 5
 """
 
+VIZ_HINT = "pip install 'pyspark-arrnf[viz]'"
+
+# ---------------------------------------------------------------------------------------------------
+# One error path: what a failure says, in one line
+
+
+def _say(message: str) -> None:
+    print(f"arrnf: {message}", file=sys.stderr, flush=True)
+
+
+def _one_line(e: BaseException) -> str:
+    """The first line of an error's message; for a Py4JJavaError, of the Java exception's (its own
+    first line is only "An error occurred while calling o123.sql.")."""
+    java = getattr(e, "java_exception", None)
+    if java is not None and type(e).__name__ == "Py4JJavaError":
+        try:
+            return first_line(java.toString())
+        except Exception:  # noqa: BLE001 - the JVM is gone: fall back to Python's text
+            pass
+    if isinstance(e, OSError) and e.strerror:
+        return f"{e.filename}: {e.strerror}" if e.filename else e.strerror
+    return first_line(e)
+
+
+def _is_spark_error(e: BaseException) -> bool:
+    """An error raised by Spark or the bridge to its JVM (analysis, parsing, execution, settings)."""
+    try:
+        from py4j.protocol import Py4JError
+        from pyspark.errors import PySparkException
+    except ImportError:
+        return False
+    return isinstance(e, (PySparkException, Py4JError))
+
+
+@contextmanager
+def _step(what: str):
+    """Turns a Spark error inside the block into one ArrnfError: '<what>: <Spark's first line>'."""
+    try:
+        yield
+    except Exception as e:  # noqa: BLE001 - only Spark's errors are re-worded
+        if not _is_spark_error(e):
+            raise
+        raise ArrnfError(f"{what}: {_one_line(e)}") from None
+
+
+@contextmanager
+def _quiet_pyspark():
+    """PySpark logs every failed analysis or query with its JVM stack trace (loggers
+    SQLQueryContextLogger and DataFrameQueryContextLogger, see frames.py): the command says it once."""
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:
+        yield
+        return
+    loggers = [PySparkLogger.getLogger(n) for n in ("SQLQueryContextLogger", "DataFrameQueryContextLogger")]
+    was = [lg.disabled for lg in loggers]
+    for lg in loggers:
+        lg.disabled = True
+    try:
+        yield
+    finally:
+        for lg, w in zip(loggers, was):
+            lg.disabled = w
+
+
+# ---------------------------------------------------------------------------------------------------
+# Inputs: the query file, the tables, the session
+
+
+_COMMENTS = re.compile(r"/\*.*?\*/|--[^\n]*", re.S)
+
+
+def _read_query(path: str) -> tuple[str, str]:
+    """``(SQL text, name)`` of a query file (``-``: standard input), or an ArrnfError saying what is
+    wrong with it: no such file, a folder, not text, nothing but blanks and comments."""
+    if path == "-":
+        text, name, shown = sys.stdin.read(), "query", "standard input"
+    else:
+        f = Path(path)
+        if not f.exists():
+            raise ArrnfError(f"{path}: no such file")
+        if f.is_dir():
+            raise ArrnfError(f"{path}: a folder, not a SQL file")
+        try:
+            text = f.read_text()
+        except UnicodeDecodeError:
+            raise ArrnfError(f"{path}: not a text file (it is not UTF-8)") from None
+        except OSError as e:
+            raise ArrnfError(f"{path}: cannot be read ({e.strerror})") from None
+        name, shown = f.stem, path
+    if not _COMMENTS.sub("", text).replace(";", " ").strip():
+        raise ArrnfError(f"{shown}: no SQL in it (it is empty, or only comments)")
+    return text.strip().rstrip(";").rstrip(), name
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key.strip(), value
+
+
+def _scale(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"the scale factor must be a positive number, not {text}")
+    return v
+
+
+@contextmanager
+def _jvm_output_to(path: str | None):
+    """Spark's JVM, started inside the block, writes its log (and the JVM's own warnings) to ``path``
+    or nowhere, not over the command's messages: it inherits file descriptor 2 as it is at start."""
+    target = path or os.devnull
+    try:
+        log = open(target, "ab")
+    except OSError as e:
+        raise ArrnfError(f"--spark-log {path}: cannot be written ({e.strerror})") from None
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        log.close()
+
 
 def _session(args):
-    from .session import session
+    """The session with the extension; settings from ``--conf``. A session already running in this
+    process (tests, notebooks) is used as it is; a new Spark JVM writes its output to --spark-log."""
+    from pyspark import SparkContext
+
+    from .session import is_loaded, session
 
     conf = {"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
-    for kv in getattr(args, "conf", None) or []:
-        k, _, v = kv.partition("=")
-        conf[k] = v
-    spark = session(conf=conf)
-    spark.sparkContext.setLogLevel("ERROR")
+    conf.update(getattr(args, "conf", None) or [])
+    log = getattr(args, "spark_log", None)
+    if SparkContext._gateway is not None:
+        # session() warns that a running session cannot take the (static) extension settings; said
+        # here as an error when the extension is in fact missing, and not at all when it is loaded
+        with _step("a --conf setting is refused"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            spark = session(conf=conf)
+        if not is_loaded(spark):
+            raise ArrnfSetupError("the SparkSession running in this process does not have the extension: "
+                                  "stop it first (spark.stop())")
+    else:
+        hint = "" if log else " (--spark-log FILE keeps Spark's output)"
+        try:
+            with _jvm_output_to(log):
+                spark = session(conf=conf)
+        except (ArrnfError, ArrnfSetupError):
+            raise
+        except Exception as e:  # noqa: BLE001 - the JVM did not start, or refused a setting
+            if not _is_spark_error(e):
+                raise
+            raise ArrnfSetupError(f"Spark did not start: {_one_line(e)}{hint}") from None
+    if not log:
+        spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _inputs(args) -> tuple[str, str]:
+    """The query's text and name, and a first look at ``--tables``: both before Spark starts."""
+    from .data import table_files
+
+    sql, name = _read_query(args.query)
+    if args.tables:
+        table_files(args.tables)
+    return sql, name
+
+
+def _register(spark, tables: str | None) -> dict[str, str]:
+    """Registers the tables of ``--tables``; returns the skipped ones, by name, with why."""
+    from .data import register_tables
+
+    skipped: dict[str, str] = {}
+    if tables:
+        register_tables(spark, tables, unreadable=skipped)
+    return skipped
+
+
+def _analyzed(spark, sql: str, skipped: dict[str, str], consequence: str):
+    """The query's DataFrame (parsed and analyzed, not run). A query that uses a skipped table fails
+    naming its file; one that does not is told, once, which tables were skipped."""
+    from .frames import dataframe
+
+    try:
+        df, _ = dataframe(sql, spark, consequence)
+    except ArrnfError as e:
+        msg = str(e).lower()
+        if "table_or_view_not_found" in msg:
+            for name, why in skipped.items():
+                if f"`{name.lower()}`" in msg:
+                    raise ArrnfError(f"table {name} cannot be used: {why}") from None
+        raise
+    for name, why in skipped.items():
+        _say(f"warning: table {name} skipped: {why}")
+    return df
+
+
+# ---------------------------------------------------------------------------------------------------
+# The commands
 
 
 def cmd_data(args) -> int:
@@ -59,28 +274,57 @@ def _program(spark, df, name: str) -> str:
     return f"{p}\n== ArrNF costs ({p.arrangements} arrangements) ==\n{table.to_string(index=False)}"
 
 
-def _show(spark, sql: str, name: str = "query") -> None:
+def _run_rows(spark, sql: str, enabled: bool):
+    """``(rows, None)``, or ``(None, error)`` when the query fails when run."""
+    from .compare import arrnf_enabled
+
+    with arrnf_enabled(spark, enabled):
+        try:
+            return spark.sql(sql).collect(), None
+        except Exception as e:  # noqa: BLE001 - a run-time error is a result to compare
+            if not _is_spark_error(e):
+                raise
+            return None, _one_line(e)
+
+
+def _compare(spark, sql: str, name: str = "query") -> int:
+    """Plans with and without the extension, the ArrNF program, then runs the query both ways and
+    compares the results: 0 equal, 1 a failed run or different results (said on stderr)."""
     from .compare import arrnf_enabled, optimized_plan
 
-    with arrnf_enabled(spark, False):
-        off = spark.sql(sql)
-        print("== Optimized plan, vanilla Spark ==")
-        print(optimized_plan(off))
-        off_rows = off.collect()
-    with arrnf_enabled(spark, True):
-        on = spark.sql(sql)
-        print("== Optimized plan, with pyspark-arrnf ==")
-        print(optimized_plan(on))
-        print("== ArrNF ==")
-        print(_program(spark, on, name))
-        on_rows = on.collect()
+    with _step("the query cannot be planned"):
+        with arrnf_enabled(spark, False):
+            print("== Optimized plan, vanilla Spark ==")
+            print(optimized_plan(spark.sql(sql)))
+        with arrnf_enabled(spark, True):
+            on = spark.sql(sql)
+            print("== Optimized plan, with pyspark-arrnf ==")
+            print(optimized_plan(on))
+            print("== ArrNF ==")
+            print(_program(spark, on, name))
+    off_rows, off_error = _run_rows(spark, sql, False)
+    on_rows, on_error = _run_rows(spark, sql, True)
+    sys.stdout.flush()
+    if off_error or on_error:
+        print(f"== Results: without the extension {'failed' if off_error else f'{len(off_rows)} rows'}, "
+              f"with it {'failed' if on_error else f'{len(on_rows)} rows'} ==")
+        sys.stdout.flush()
+        if off_error and on_error:
+            _say(f"the query failed when run: {off_error}")
+        else:
+            _say(f"the query failed when run {'with' if on_error else 'without'} the extension only: "
+                 f"{on_error or off_error}: please report this query")
+        return 1
     same = sorted(map(tuple, on_rows), key=repr) == sorted(map(tuple, off_rows), key=repr)
     print(f"== Results: {len(on_rows)} rows with the extension, {len(off_rows)} without; "
           f"{'equal' if same else 'DIFFERENT'} ==")
     for r in on_rows[:10]:
         print("  ", tuple(r))
+    sys.stdout.flush()
     if not same:
-        raise SystemExit("results differ with and without the extension: please report this query")
+        _say("results differ with and without the extension: please report this query")
+        return 1
+    return 0
 
 
 def cmd_demo(args) -> int:
@@ -89,25 +333,29 @@ def cmd_demo(args) -> int:
     folder = generate("tpcds", args.scale)
     spark = _session(args)
     register_tables(spark, folder)
-    print(f"-- TPC-DS at scale factor {args.scale:g}, generated in {folder}\n{DEMO_QUERY}")
-    _show(spark, DEMO_QUERY, name="demo")
-    return 0
+    print(f"-- TPC-DS at scale factor {args.scale:g}, generated in {folder}; the query planned and run "
+          f"with and without the extension\n{DEMO_QUERY}")
+    return _compare(spark, DEMO_QUERY, name="demo")
 
 
 def cmd_explain(args) -> int:
-    from .data import register_tables
-
-    sql = Path(args.query).read_text() if args.query != "-" else sys.stdin.read()
-    spark = _session(args)
-    if args.tables:
-        register_tables(spark, args.tables)
-    name = Path(args.query).stem if args.query != "-" else "query"
-    if args.format is None:
-        _show(spark, sql, name=name)
-        return 0
+    from .compare import optimized_plan
     from .normalize import arrnf
 
-    p = arrnf(sql, spark, name=name)
+    sql, name = _inputs(args)
+    spark = _session(args)
+    skipped = _register(spark, args.tables)
+    df = _analyzed(spark, sql, skipped, "so it cannot be explained")
+    if args.compare:
+        return _compare(spark, sql, name=name)
+    with _step("the query cannot be planned"):
+        if args.format is None:
+            print("== Optimized plan, with pyspark-arrnf ==")
+            print(optimized_plan(df))
+            print("== ArrNF ==")
+            print(_program(spark, df, name))
+            return 0
+        p = arrnf(df, spark, name=name)
     if args.format == "json":
         print(p.to_json(indent=2))
     elif args.format == "dot":
@@ -119,61 +367,161 @@ def cmd_explain(args) -> int:
     return 0
 
 
+def _check_plot(path: str) -> None:
+    """Before Spark starts: matplotlib is there, and it can write ``path``."""
+    try:
+        import matplotlib  # noqa: F401
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+    except ImportError:
+        raise ArrnfSetupError(f"--plot needs matplotlib: {VIZ_HINT}") from None
+    kinds = FigureCanvasAgg.get_supported_filetypes()
+    suffix = Path(path).suffix.lstrip(".").lower()
+    if suffix not in kinds:
+        raise ArrnfError(f"--plot {path}: name a .png, .svg or .pdf file (the suffix says the format)")
+    if not Path(path).resolve().parent.is_dir():
+        raise ArrnfError(f"--plot {path}: no such folder {Path(path).parent}")
+
+
 def cmd_analyze(args) -> int:
     """``arrnf analyze QUERY.sql --tables DIR [--json] [--plot FILE]``: exit status 1 when the query
-    failed (the report is printed all the same)."""
-    from .data import register_tables
+    failed when run (the report is printed all the same, the error in one line on stderr)."""
     from .measure import measure, plot
 
-    sql = Path(args.query).read_text() if args.query != "-" else sys.stdin.read()
+    if args.plot:
+        _check_plot(args.plot)
+    sql, name = _inputs(args)
     spark = _session(args)
-    if args.tables:
-        register_tables(spark, args.tables)
-    p = measure(sql.strip().rstrip(";"), spark=spark)
+    skipped = _register(spark, args.tables)
+    df = _analyzed(spark, sql, skipped, "so it cannot be measured")
+    p = measure(df, spark=spark, name=name)
     print(p.to_json(indent=2) if args.json else p)
+    sys.stdout.flush()
     if args.plot:
         plot(p, args.plot)
         print(f"-- chart: {args.plot}", file=sys.stderr)
-    return 1 if p.measurement.status != "ok" else 0
+    if p.measurement.status != "ok":
+        _say(f"the query failed when run: {p.measurement.error or p.measurement.status}")
+        return 1
+    return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="arrnf", description="Spark queries in Arrangement Normal Form.")
-    sub = p.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("demo", help="generate small TPC-DS data and show the extension at work")
-    d.add_argument("--scale", type=float, default=0.1)
-    d.add_argument("--conf", action="append", metavar="KEY=VALUE")
+def version() -> str:
+    """``arrnf 0.1.0 (jar 0.1.0, built for Spark 4.3.0, Scala 2.13.18; PySpark 4.3.0)``, without
+    starting Spark."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    from . import __version__
+    from .jar import jar_info
+
+    try:
+        pyspark = f"PySpark {dist_version('pyspark')}"
+    except PackageNotFoundError:
+        pyspark = "PySpark not installed"
+    try:
+        info = jar_info()
+        jar = f"jar {info.version}, built for Spark {info.spark_version}, Scala {info.scala_version}"
+    except ArrnfSetupError:
+        jar = "no extension jar: run 'bash dev/setup', or reinstall pyspark-arrnf"
+    return f"arrnf {__version__} ({jar}; {pyspark})"
+
+
+# ---------------------------------------------------------------------------------------------------
+# The parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in the command's one-line form (``arrnf: ...``, exit status 2)."""
+
+    def error(self, message):
+        self.exit(2, f"arrnf: {message} (see '{self.prog} --help')\n")
+
+
+class _Version(argparse.Action):
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="print the versions of arrnf, its jar and PySpark")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version())
+        parser.exit(0)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="arrnf", description="Spark queries in Arrangement Normal Form.",
+                epilog="Exit status: 0 done, 1 the query failed when run, 2 bad input or set-up.")
+    p.add_argument("--version", action=_Version)
+    spark_opts = argparse.ArgumentParser(add_help=False)
+    spark_opts.add_argument("--conf", action="append", type=_key_value, metavar="KEY=VALUE",
+                            help="a Spark setting (repeatable)")
+    spark_opts.add_argument("--spark-log", metavar="FILE",
+                            help="append Spark's own log (its JVM's output) to FILE; without it, it is discarded")
+    query_opts = argparse.ArgumentParser(add_help=False)
+    query_opts.add_argument("query", help="a .sql file with one query, or - for standard input")
+    query_opts.add_argument("--tables", metavar="DIR",
+                            help="a folder whose Parquet files/folders are tables by name "
+                                 "(a table with an unreadable file is skipped, with a warning)")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    d = sub.add_parser("demo", parents=[spark_opts],
+                       help="generate small TPC-DS data and run a query with and without the extension")
+    d.add_argument("--scale", type=_scale, default=0.1)
     d.set_defaults(func=cmd_demo)
-    e = sub.add_parser("explain", help="explain a SQL file against Parquet tables")
-    e.add_argument("query", help="a .sql file, or - for standard input")
-    e.add_argument("--tables", help="a folder whose Parquet files/folders are tables by name")
-    e.add_argument("--conf", action="append", metavar="KEY=VALUE")
-    e.add_argument("--format", choices=["text", "json", "dot", "sql"],
-                   help="print only the ArrNF program, in this form; sql: one statement, a CTE per block "
-                        "(without it: plans, ArrNF, costs and a run with and without the extension)")
+    e = sub.add_parser("explain", parents=[query_opts, spark_opts],
+                       help="plan a SQL file (not run): optimized plan, ArrNF program and costs",
+                       description="Plans the query without running it: the optimized plan with the "
+                                   "extension, then the ArrNF program and its cost table.")
+    how = e.add_mutually_exclusive_group()
+    how.add_argument("--format", choices=["text", "json", "dot", "sql"],
+                     help="print only the ArrNF program, in this form; sql: one statement, a CTE per block")
+    how.add_argument("--compare", action="store_true",
+                     help="also plan it without the extension, and run it both ways comparing the results")
     e.add_argument("--dialect", choices=["spark", "duckdb", "postgres"], default="spark",
                    help="with --format sql: duckdb and postgres are best effort")
     e.set_defaults(func=cmd_explain)
-    a = sub.add_parser("analyze", help="run a SQL file and show estimated vs measured state per ArrNF block")
-    a.add_argument("query", help="a .sql file, or - for standard input")
-    a.add_argument("--tables", help="a folder whose Parquet files/folders are tables by name")
-    a.add_argument("--conf", action="append", metavar="KEY=VALUE")
+    a = sub.add_parser("analyze", parents=[query_opts, spark_opts],
+                       help="run a SQL file and show estimated vs measured state per ArrNF block")
     a.add_argument("--json", action="store_true", help="print the measured program as JSON")
-    a.add_argument("--plot", metavar="FILE.png|FILE.svg", help="also save a bar chart of estimated vs measured bytes")
+    a.add_argument("--plot", metavar="FILE.png|FILE.svg",
+                   help=f"also save a bar chart of estimated vs measured bytes (needs matplotlib: {VIZ_HINT})")
     a.set_defaults(func=cmd_analyze)
     g = sub.add_parser("data", help="generate TPC-H or TPC-DS data and print its folder")
     g.add_argument("kind", choices=["tpch", "tpcds"])
-    g.add_argument("--scale", type=float, default=0.1)
+    g.add_argument("--scale", type=_scale, default=0.1)
     g.set_defaults(func=cmd_data)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
     try:
-        return args.func(args)
-    except (ArrnfSetupError, ArrnfError) as e:
-        print(f"arrnf: {e}", file=sys.stderr)
-        return 2
-    except FileNotFoundError as e:
-        print(f"arrnf: {e.filename}: no such file", file=sys.stderr)
-        return 2
+        args = parser().parse_args(argv)
+    except SystemExit as e:  # --help, --version (0) and usage errors (2, said in one line)
+        return e.code if isinstance(e.code, int) else 2
+    with _quiet_pyspark():
+        try:
+            return args.func(args)
+        except KeyboardInterrupt:
+            _say("interrupted")
+            return 130
+        except BrokenPipeError:  # `arrnf explain ... | head`: the reader has gone, nothing to say
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except OSError:
+                pass
+            return 1
+        except subprocess.CalledProcessError as e:
+            _say(f"{Path(str(e.cmd[0])).name} failed (exit status {e.returncode})")
+            return 2
+        except (ArrnfError, ArrnfSetupError, OSError) as e:
+            _say(_one_line(e))
+            return 2
+        except Exception as e:  # noqa: BLE001 - Spark's errors are bad input; anything else is a bug
+            if _is_spark_error(e):
+                _say(_one_line(e))
+                return 2
+            if os.environ.get("ARRNF_DEBUG"):
+                raise
+            _say(f"unexpected error, please report it: {type(e).__name__}: {_one_line(e)} "
+                 f"(ARRNF_DEBUG=1 shows the traceback)")
+            return 1
 
 
 if __name__ == "__main__":

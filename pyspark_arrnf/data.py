@@ -17,7 +17,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from .errors import ArrnfSetupError
+from .errors import ArrnfSetupError, first_line
 
 KINDS = ("tpch", "tpcds")
 
@@ -56,28 +56,90 @@ def generate(kind: str, scale: float = 0.1, root: Path | None = None) -> Path:
     return out
 
 
-def register_tables(spark, folder: Path | str, database: str | None = None) -> list[str]:
+def _skipped(path: Path) -> bool:
+    return path.name.startswith(("_", "."))
+
+
+def _unreadable(table: Path) -> str | None:
+    """Why the Parquet table at ``table`` (a file, or a folder of files) cannot be read, naming the
+    file; None when every file's footer reads. Only footers are read (pyarrow, no Spark job)."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:  # a declared dependency; without it Spark's own read is the only check
+        return None
+    if table.is_dir():
+        files = sorted(f for f in table.rglob("*.parquet")
+                       if not any(_skipped(Path(part)) for part in f.relative_to(table).parts))
+    else:
+        files = [table]
+    for f in files:
+        try:
+            with open(f, "rb"):
+                pass
+        except OSError as e:
+            return f"{f}: cannot be read ({e.strerror or first_line(e)})"
+        try:
+            pq.read_metadata(str(f))
+        except Exception as e:  # noqa: BLE001 - ArrowInvalid and friends: a corrupt or foreign file
+            return f"{f}: not a readable Parquet file ({first_line(e)})"
+    return None
+
+
+def table_files(folder: Path | str) -> list[tuple[str, Path]]:
+    """``(name, path)`` of every Parquet file or folder in ``folder`` (names starting with ``_`` or
+    ``.`` left out), or an :class:`ArrnfSetupError` when it is no folder or has none."""
+    folder = Path(folder)
+    if not folder.exists():
+        raise ArrnfSetupError(f"{folder}: no such folder: give a folder of Parquet files (one per table).")
+    if not folder.is_dir():
+        raise ArrnfSetupError(f"{folder} is not a folder: give a folder of Parquet files (one per table).")
+    tables = [
+        (p.name.removesuffix(".parquet"), p)
+        for p in sorted(folder.iterdir())
+        if not _skipped(p) and (p.suffix == ".parquet" or (p.is_dir() and any(p.glob("*.parquet"))))
+    ]
+    if not tables:
+        raise ArrnfSetupError(f"No Parquet files or folders in {folder}: nothing to use as tables.")
+    return tables
+
+
+def register_tables(spark, folder: Path | str, database: str | None = None,
+                    unreadable: dict[str, str] | None = None) -> list[str]:
     """Makes every Parquet file or folder in ``folder`` a table named after it: a temporary view,
     or with ``database`` an external table in that database (so TPC-H's and TPC-DS's ``customer``
-    can live side by side)."""
-    if not Path(folder).is_dir():
-        raise ArrnfSetupError(f"{folder} is not a folder: give a folder of Parquet files (one per table).")
+    can live side by side). Returns the names registered.
+
+    Each table's Parquet footers are read first, so an unreadable or corrupt file is found here and
+    named, rather than failing every later query with a JVM stack trace. Such a table raises
+    :class:`ArrnfSetupError`; or, when a dict is given as ``unreadable``, it is skipped and
+    ``unreadable[name]`` says why (the command line does this: a query that does not use the table
+    still works)."""
+    folder = Path(folder)
+    tables = table_files(folder)
     if database:
         spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database}`")
-    names = []
-    for p in sorted(Path(folder).iterdir()):
-        if p.name.startswith(("_", ".")):
-            continue
-        if p.suffix == ".parquet" or (p.is_dir() and any(p.glob("*.parquet"))):
-            name = p.name.removesuffix(".parquet")
-            if database:
-                spark.sql(f"DROP TABLE IF EXISTS `{database}`.`{name}`")
-                spark.sql(f"CREATE TABLE `{database}`.`{name}` USING parquet LOCATION '{p.resolve()}'")
-            else:
-                spark.read.parquet(str(p)).createOrReplaceTempView(name)
+    names, problems = [], {}
+    for name, p in tables:
+        problem = _unreadable(p)
+        if problem is None:
+            try:
+                if database:
+                    spark.sql(f"DROP TABLE IF EXISTS `{database}`.`{name}`")
+                    spark.sql(f"CREATE TABLE `{database}`.`{name}` USING parquet LOCATION '{p.resolve()}'")
+                else:
+                    spark.read.parquet(str(p)).createOrReplaceTempView(name)
+            except Exception as e:  # noqa: BLE001 - Spark could not read its schema: say which table
+                # a Py4JJavaError's own first line is only "An error occurred while calling ..."
+                problem = f"{p}: {first_line(getattr(e, 'java_exception', e))}"
+        if problem is None:
             names.append(name)
+        elif unreadable is None:
+            raise ArrnfSetupError(f"table {name}: {problem}")
+        else:
+            problems[name] = unreadable[name] = problem
     if not names:
-        raise ArrnfSetupError(f"No Parquet files or folders in {folder}: nothing to use as tables.")
+        first = next(iter(problems.items()))
+        raise ArrnfSetupError(f"No readable Parquet table in {folder}: table {first[0]}: {first[1]}")
     return names
 
 

@@ -1,12 +1,21 @@
-"""The command line: ``arrnf explain QUERY.sql --tables DIR --format text|json|dot`` and
-``arrnf analyze QUERY.sql --tables DIR --plot FILE``."""
+"""The command line: ``arrnf explain QUERY.sql --tables DIR [--format text|json|dot|sql | --compare]``,
+``arrnf analyze QUERY.sql --tables DIR --plot FILE``, ``arrnf --version``, and its one error path: bad
+input is one line on stderr, ``arrnf: ...``, exit status 2, never a traceback.
+
+Most tests call ``main`` in this process, on the test session (``_session`` gets the running one);
+the ``subprocess`` ones run the real command with its own Spark JVM, to see everything it writes."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+import pyspark_arrnf
 from pyspark_arrnf import Program
 from pyspark_arrnf.cli import main
 from pyspark_arrnf.data import generate, queries
@@ -50,9 +59,8 @@ def test_explain_bad_query_is_one_message(tmp_path, spark, capsys):
     f = tmp_path / "bad.sql"
     f.write_text("select * from nowhere_at_all")
     assert main(["explain", str(f), "--format", "text"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err  # one message, no stack trace
-    assert err[0].startswith("arrnf: the query does not analyze") and "nowhere_at_all" in err[0]
+    err = _one_error(capsys, "nowhere_at_all")
+    assert err.startswith("arrnf: the query does not analyze")
 
 
 def test_explain_text_is_the_programs_text(query_file, spark, capsys):
@@ -69,3 +77,291 @@ def test_analyze(tpch_db, tmp_path, capsys):
     assert main(["analyze", str(qf), "--tables", tables(), "--plot", str(chart)]) == 0
     out = capsys.readouterr().out
     assert "-- measured: " in out and chart.exists()
+
+
+# ---------------------------------------------------------------------------------------------------
+# One error path
+
+
+def _one_error(capsys, *words: str) -> str:
+    """The one line the command wrote on stderr, which names ``words`` (and nothing on stdout)."""
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and lines[0].startswith("arrnf: "), err
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    assert out == "", out
+    return lines[0]
+
+
+@pytest.fixture
+def no_spark(monkeypatch):
+    """For input checked before Spark starts: the command must not ask for a session."""
+    import pyspark_arrnf.cli as cli
+
+    def fail(args):
+        raise AssertionError("the command started Spark before checking its input")
+
+    monkeypatch.setattr(cli, "_session", fail)
+
+
+@pytest.fixture
+def small_tables(tmp_path):
+    """A copy of two TPC-H tables (nation, region) and ``broken.parquet``, garbage bytes."""
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    for t in ("nation", "region"):
+        shutil.copy(Path(tables()) / f"{t}.parquet", folder / f"{t}.parquet")
+    (folder / "broken.parquet").write_bytes(os.urandom(2000).replace(b"PAR1", b"XXXX"))
+    return folder
+
+
+def _sql(tmp_path, text: str, name: str = "q.sql") -> str:
+    f = tmp_path / name
+    f.write_text(text)
+    return str(f)
+
+
+@pytest.mark.parametrize("command", ["explain", "analyze"])
+def test_missing_query_file(command, tmp_path, capsys, no_spark):
+    missing = str(tmp_path / "missing.sql")
+    assert main([command, missing]) == 2
+    _one_error(capsys, missing, "no such file")
+
+
+def test_a_folder_is_no_query_file(tmp_path, capsys, no_spark):
+    assert main(["explain", str(tmp_path)]) == 2
+    _one_error(capsys, str(tmp_path), "a folder, not a SQL file")
+
+
+@pytest.mark.parametrize("text", ["", "  \n\t\n", "-- nothing here\n/* nor\n here */ ;\n"])
+@pytest.mark.parametrize("command", ["explain", "analyze"])
+def test_a_file_without_sql(command, text, tmp_path, capsys, no_spark):
+    f = _sql(tmp_path, text)
+    assert main([command, f]) == 2
+    _one_error(capsys, f, "no SQL in it")
+
+
+@pytest.mark.parametrize("command", ["explain", "analyze"])
+@pytest.mark.parametrize("text, words", [
+    ("selec n_name from nation", ["PARSE_SYNTAX_ERROR", "'selec'"]),
+    ("select * from nowhere_at_all", ["TABLE_OR_VIEW_NOT_FOUND", "nowhere_at_all"]),
+    ("select no_such_column from nation", ["UNRESOLVED_COLUMN", "no_such_column"]),
+])
+def test_a_query_that_does_not_analyze(command, text, words, spark, small_tables, tmp_path, capsys):
+    assert main([command, _sql(tmp_path, text), "--tables", str(small_tables)]) == 2
+    _one_error(capsys, "the query does not analyze", *words)
+
+
+@pytest.mark.parametrize("command", ["explain", "analyze"])
+def test_tables_not_a_folder(command, tmp_path, capsys, no_spark):
+    q = _sql(tmp_path, "select 1")
+    assert main([command, q, "--tables", q]) == 2
+    _one_error(capsys, q, "is not a folder")
+    missing = str(tmp_path / "no_such_dir")
+    assert main([command, q, "--tables", missing]) == 2
+    _one_error(capsys, missing, "no such folder")
+
+
+def test_tables_without_parquet(tmp_path, capsys, no_spark):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("no tables here")
+    assert main(["explain", _sql(tmp_path, "select 1"), "--tables", str(empty)]) == 2
+    _one_error(capsys, str(empty), "No Parquet files")
+
+
+@pytest.mark.parametrize("command", ["explain", "analyze"])
+def test_a_corrupt_table_fails_the_query_that_uses_it_naming_the_file(command, spark, small_tables, tmp_path, capsys):
+    q = _sql(tmp_path, "select n_name from nation join broken on true")
+    assert main([command, q, "--tables", str(small_tables)]) == 2
+    _one_error(capsys, "table broken cannot be used", str(small_tables / "broken.parquet"), "not a readable Parquet file")
+
+
+def test_a_corrupt_table_is_skipped_for_a_query_that_does_not_use_it(spark, small_tables, tmp_path, capsys):
+    q = _sql(tmp_path, "select n_name, r_name from nation join region on n_regionkey = r_regionkey")
+    assert main(["explain", q, "--tables", str(small_tables), "--format", "text"]) == 0
+    out, err = capsys.readouterr()
+    assert "Get nation" in out and "Get region" in out
+    assert err.splitlines() == [
+        f"arrnf: warning: table broken skipped: {small_tables / 'broken.parquet'}: not a readable Parquet file "
+        "(Parquet magic bytes not found in footer. Either the file is corrupted or this is not a parquet file.)"]
+
+
+def test_an_unreadable_table_file_is_named(spark, small_tables, tmp_path, capsys):
+    """A file that cannot be opened at all (a dangling link: root reads any file, whatever its mode)."""
+    gone = small_tables / "gone.parquet"
+    gone.symlink_to(tmp_path / "nowhere.parquet")
+    assert main(["explain", _sql(tmp_path, "select * from gone"), "--tables", str(small_tables)]) == 2
+    _one_error(capsys, "table gone cannot be used", str(gone), "cannot be read (No such file or directory)")
+
+
+def test_register_tables_raises_on_a_corrupt_file_unless_told_to_skip(spark, small_tables):
+    from pyspark_arrnf.data import register_tables
+    from pyspark_arrnf.errors import ArrnfSetupError
+
+    with pytest.raises(ArrnfSetupError, match="table broken: .*broken.parquet: not a readable Parquet file"):
+        register_tables(spark, small_tables)
+    skipped = {}
+    assert register_tables(spark, small_tables, unreadable=skipped) == ["nation", "region"]
+    assert list(skipped) == ["broken"] and str(small_tables / "broken.parquet") in skipped["broken"]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["explain", "q.sql", "--conf", "spark.sql.ansi.enabled"], ["--conf", "'spark.sql.ansi.enabled' is not KEY=VALUE"]),
+    (["analyze", "q.sql", "--conf", "=true"], ["--conf", "'=true' is not KEY=VALUE"]),
+    (["data", "tpch", "--scale", "0"], ["--scale", "must be a positive number, not 0"]),
+    (["data", "tpcds", "--scale", "-1"], ["--scale", "must be a positive number, not -1"]),
+    (["demo", "--scale", "nan"], ["--scale", "must be a positive number"]),
+    (["explain", "q.sql", "--format", "json", "--compare"], ["--compare", "not allowed with argument --format"]),
+    (["explain"], ["required", "query"]),
+])
+def test_bad_options_are_one_line(argv, words, capsys, no_spark):
+    assert main(argv) == 2
+    _one_error(capsys, *words)
+
+
+def test_a_refused_conf_value_is_one_line(spark, small_tables, tmp_path, capsys):
+    q = _sql(tmp_path, "select 1")
+    assert main(["explain", q, "--conf", "spark.sql.shuffle.partitions=many"]) == 2
+    _one_error(capsys, "spark.sql.shuffle.partitions", "'many'")
+    assert spark.conf.get("spark.sql.shuffle.partitions") != "many"
+
+
+def test_any_spark_error_is_one_line(spark, monkeypatch, tmp_path, capsys):
+    """The backstop: a Spark or JVM error from wherever is Java's first line, not Py4J's "An error
+    occurred while calling ..."."""
+    import pyspark_arrnf.cli as cli
+
+    monkeypatch.setattr(cli, "_analyzed", lambda *a: spark._jvm.java.lang.Class.forName("no.such.Klass"))
+    assert main(["explain", _sql(tmp_path, "select 1")]) == 2
+    assert _one_error(capsys) == "arrnf: java.lang.ClassNotFoundException: no.such.Klass"
+
+
+# ---------------------------------------------------------------------------------------------------
+# explain plans; --compare runs
+
+
+FAILS_WHEN_RUN = [
+    ("select assert_true(n_nationkey < 0) as never from nation", "[USER_RAISED_EXCEPTION]"),
+    ("select n_name, 1 div (n_nationkey - n_nationkey) as boom from nation", "[DIVIDE_BY_ZERO]"),  # ANSI
+]
+
+
+@pytest.mark.parametrize("text, error", FAILS_WHEN_RUN)
+def test_explain_plans_without_running(text, error, spark, small_tables, tmp_path, capsys):
+    q = _sql(tmp_path, text, "fails.sql")
+    assert spark.conf.get("spark.sql.ansi.enabled") == "true"
+    assert main(["explain", q, "--tables", str(small_tables)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("== Optimized plan, with pyspark-arrnf ==\n")
+    assert "== ArrNF ==\n-- ArrNF fails:" in out and "== ArrNF costs (" in out
+    assert "vanilla" not in out and "== Results" not in out
+    assert err.splitlines() == [f"arrnf: warning: table broken skipped: {small_tables / 'broken.parquet'}: "
+                                "not a readable Parquet file (Parquet magic bytes not found in footer. Either "
+                                "the file is corrupted or this is not a parquet file.)"]
+    assert main(["explain", q, "--tables", str(small_tables), "--compare"]) == 1
+    out, err = capsys.readouterr()
+    assert "== Optimized plan, vanilla Spark ==" in out and "== Results: without the extension failed, with it failed ==" in out
+    lines = err.splitlines()  # the warning about broken.parquet, then the failure
+    assert len(lines) == 2 and lines[1].startswith(f"arrnf: the query failed when run: {error} "), err
+
+
+def test_explain_compare_prints_both_plans_and_the_results(query_file, spark, capsys):
+    assert main(["explain", str(query_file), "--tables", tables(), "--compare"]) == 0
+    out, err = capsys.readouterr()
+    heads = [ln for ln in out.splitlines() if ln.startswith("== ")]
+    assert heads[:3] == ["== Optimized plan, vanilla Spark ==", "== Optimized plan, with pyspark-arrnf ==", "== ArrNF =="]
+    assert heads[3].startswith("== ArrNF costs (") and "-- ArrNF by_nation:" in out
+    assert heads[4] == "== Results: 5 rows with the extension, 5 without; equal ==", heads
+    assert err == ""
+
+
+# ---------------------------------------------------------------------------------------------------
+# analyze
+
+
+def test_analyze_a_query_that_fails_when_run(spark, small_tables, tmp_path, capsys):
+    q = _sql(tmp_path, FAILS_WHEN_RUN[0][0])
+    assert main(["analyze", q, "--tables", str(small_tables)]) == 1
+    out, err = capsys.readouterr()
+    assert "-- the query FAILED: SparkRuntimeException: [USER_RAISED_EXCEPTION]" in out  # the report
+    assert err.splitlines()[1:] == ["arrnf: the query failed when run: SparkRuntimeException: "
+                                    "[USER_RAISED_EXCEPTION] '(n_nationkey < 0)' is not true! SQLSTATE: P0001"]
+
+
+def test_analyze_plot_needs_matplotlib_before_spark_starts(monkeypatch, tmp_path, capsys, no_spark):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    q = _sql(tmp_path, "select 1")
+    assert main(["analyze", q, "--plot", str(tmp_path / "c.png")]) == 2
+    assert _one_error(capsys) == "arrnf: --plot needs matplotlib: pip install 'pyspark-arrnf[viz]'"
+
+
+@pytest.mark.parametrize("name, words", [("c.txt", ["c.txt", ".png, .svg or .pdf"]),
+                                         ("no/such/dir/c.png", ["no such folder"])])
+def test_analyze_plot_file_is_checked_first(name, words, tmp_path, capsys, no_spark):
+    assert main(["analyze", _sql(tmp_path, "select 1"), "--plot", str(tmp_path / name)]) == 2
+    _one_error(capsys, *words)
+
+
+# ---------------------------------------------------------------------------------------------------
+# --version
+
+
+def test_version(capsys):
+    import pyspark
+
+    info = pyspark_arrnf.jar_info()
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == (
+        f"arrnf {pyspark_arrnf.__version__} (jar {info.version}, built for Spark {info.spark_version}, "
+        f"Scala {info.scala_version}; PySpark {pyspark.__version__})\n")
+
+
+def test_version_without_a_jar(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("ARRNF_JAR", str(tmp_path / "none.jar"))
+    assert main(["--version"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"arrnf {pyspark_arrnf.__version__} (no extension jar") and "PySpark" in out
+
+
+# ---------------------------------------------------------------------------------------------------
+# The real command, in its own process (a Spark JVM each): everything it writes on stderr
+
+
+def _arrnf(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    root = str(Path(pyspark_arrnf.__file__).resolve().parent.parent)
+    full_env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]), **(env or {})}
+    full_env.pop("SPARK_TESTING", None)
+    return subprocess.run([sys.executable, "-m", "pyspark_arrnf.cli", *args], capture_output=True, text=True,
+                          env=full_env, timeout=300)
+
+
+def test_subprocess_version_starts_no_spark():
+    r = _arrnf("--version", env={"SPARK_HOME": "/nonexistent", "JAVA_HOME": "/nonexistent"})
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert r.stdout.startswith(f"arrnf {pyspark_arrnf.__version__} (jar ")
+
+
+def test_subprocess_corrupt_table_is_one_line(small_tables, tmp_path):
+    r = _arrnf("explain", _sql(tmp_path, "select * from broken"), "--tables", str(small_tables))
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.splitlines() == [
+        f"arrnf: table broken cannot be used: {small_tables / 'broken.parquet'}: not a readable Parquet file "
+        "(Parquet magic bytes not found in footer. Either the file is corrupted or this is not a parquet file.)"]
+    assert r.stdout == ""
+
+
+def test_subprocess_analyze_failing_at_run_time_is_one_line_and_the_report(small_tables, tmp_path):
+    log = tmp_path / "spark.log"
+    r = _arrnf("analyze", _sql(tmp_path, "select n_name, 1 div (n_nationkey - n_nationkey) from nation"),
+               "--tables", str(tmp_path / "tables"), "--spark-log", str(log))
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("arrnf: warning: table broken skipped: ")
+    assert lines[1:] == ["arrnf: the query failed when run: ArithmeticException: [DIVIDE_BY_ZERO] Division by "
+                         "zero. Use `try_divide` to tolerate divisor being 0 and return NULL instead. If necessary "
+                         "set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22012"]
+    assert "-- the query FAILED: ArithmeticException: [DIVIDE_BY_ZERO]" in r.stdout
+    assert "ERROR Executor" in log.read_text()  # Spark's log went there, not to stderr
