@@ -197,8 +197,8 @@ def _session(args):
             warnings.simplefilter("ignore", RuntimeWarning)
             spark = session(conf=conf)
         if not is_loaded(spark):
-            raise ArrnfSetupError("the SparkSession running in this process does not have the extension: "
-                                  "stop it first (spark.stop())")
+            raise ArrnfSetupError("the SparkSession running in this process does not have the extension, and "
+                                  "a running Spark JVM cannot load it: run arrnf in a new process")
     else:
         hint = "" if log else " (--spark-log FILE keeps Spark's output)"
         try:
