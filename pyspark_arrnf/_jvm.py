@@ -46,10 +46,19 @@ def _api(jvm):
     return api
 
 
-def _java_message(e: BaseException) -> str:
+def java_message(e: BaseException) -> str:
     """The JVM exception's own first line: py4j's first line only names the call."""
     java = getattr(e, "java_exception", None)
     return first_line(str(java.toString())) if java is not None else first_line(e)
+
+
+def query_dataframe(spark, text: str):
+    """The DataFrame of a query's text, analyzed and never run: the JVM refuses a command (``DROP
+    TABLE``, ``INSERT`` ...), which ``spark.sql`` would run at once, before anything runs. Analysis
+    errors come back as PySpark's own exceptions."""
+    from pyspark.sql.classic.dataframe import DataFrame
+
+    return DataFrame(_api(spark._jvm).query(spark._jsparkSession, text), spark)
 
 
 def program_json(spark, df, name: str) -> str:
@@ -63,7 +72,7 @@ def program_json(spark, df, name: str) -> str:
     try:
         return api.json(df._jdf, name)
     except Exception as e:  # noqa: BLE001 - a py4j error from the JVM side
-        raise ArrnfError(f"could not normalize the plan: {_java_message(e)}") from None
+        raise ArrnfError(f"could not normalize the plan: {java_message(e)}") from None
 
 
 def run(spark, df) -> int:
@@ -79,7 +88,7 @@ def measured_json(spark, df, name: str, error: str | None, result_rows: int | No
     try:
         return api.measuredJson(df._jdf, name, error, result_rows)
     except Exception as e:  # noqa: BLE001 - a py4j error from the JVM side
-        raise ArrnfError(f"could not measure the plan: {_java_message(e)}") from None
+        raise ArrnfError(f"could not measure the plan: {java_message(e)}") from None
 
 
 def stream_json(query, name: str) -> str:
@@ -93,7 +102,7 @@ def stream_json(query, name: str) -> str:
     try:
         return api.streamJson(query._jsq, name)
     except Exception as e:  # noqa: BLE001 - a py4j error from the JVM side
-        raise ArrnfError(f"could not measure the stream: {_java_message(e)}") from None
+        raise ArrnfError(f"could not measure the stream: {java_message(e)}") from None
 
 
 def rule_failures(spark) -> dict[str, int]:

@@ -58,27 +58,43 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def program_json(spark, df, name: str) -> str:
-    """The ArrNF program of a Connect DataFrame, as the server's ``arrnf_json`` gives it."""
+def _arrnf_json(spark, query: str, name: str) -> str:
+    """The server's ``arrnf_json(query, name)``; one clear error when it cannot answer."""
     # Connect's own functions: pyspark.sql.functions picks classic or Connect by an environment
     # variable, which a process holding both kinds of session (tests, a driver) does not set.
     from pyspark.sql.connect import functions as F
 
+    try:
+        return spark.range(1).select(F.call_function("arrnf_json", F.lit(query), F.lit(name))).first()[0]
+    except Exception as e:  # noqa: BLE001 - a gRPC / analysis error from the server
+        message = first_line(e)
+        if "arrnf_json: " in message and "is a command" in message and "not a query" in message:
+            raise ArrnfError(message.split("arrnf_json: ", 1)[-1]) from None
+        if "arrnf_json: the query does not analyze" in message:
+            raise ArrnfError("the query does not analyze, so it has no plan to normalize: "
+                             + message.split("so it has no ArrNF program: ", 1)[-1]) from None
+        if "UNRESOLVED_ROUTINE" in message and "arrnf_json" in message:
+            raise ArrnfSetupError(
+                f"the Spark Connect server does not have the pyspark-arrnf extension ({message}); "
+                f"{_server_hint()}") from None
+        raise ArrnfError(f"could not normalize the plan: {message}") from None
+
+
+def program_json_of_text(spark, query: str, name: str) -> str:
+    """The ArrNF program of a query's text, planned by the server (which refuses a command: it is
+    never run)."""
+    return _arrnf_json(spark, query, name)
+
+
+def program_json(spark, df, name: str) -> str:
+    """The ArrNF program of a Connect DataFrame: the server's ``arrnf_json`` of a temporary view of it."""
     view = f"arrnf_{uuid.uuid4().hex}"
     try:
         df.createOrReplaceTempView(view)
     except Exception as e:  # noqa: BLE001 - the DataFrame does not analyze on the server
         raise ArrnfError(f"the query does not analyze, so it has no plan to normalize: {first_line(e)}") from None
     try:
-        call = F.call_function("arrnf_json", F.lit(f"SELECT * FROM {_quoted(view)}"), F.lit(name))
-        return spark.range(1).select(call).first()[0]
-    except Exception as e:  # noqa: BLE001 - a gRPC / analysis error from the server
-        message = first_line(e)
-        if "arrnf_json" in message and ("UNRESOLVED_ROUTINE" in message or "cannot be found" in message):
-            raise ArrnfSetupError(
-                f"the Spark Connect server does not have the pyspark-arrnf extension ({message}); "
-                f"{_server_hint()}") from None
-        raise ArrnfError(f"could not normalize the plan: {message}") from None
+        return _arrnf_json(spark, f"SELECT * FROM {_quoted(view)}", name)
     finally:
         try:
             spark.catalog.dropTempView(view)

@@ -33,7 +33,7 @@ from typing import Optional
 from . import _jvm
 from .connect import is_connect, needs_classic
 from .errors import ArrnfError, ArrnfSetupError, first_line
-from .frames import dataframe
+from .frames import dataframe, session_of
 from .model import Program
 
 
@@ -53,9 +53,9 @@ def measure(df_or_sql, spark=None, name: str = "query", collect: bool = False) -
     >>> p = measure("select k % 3 g, count(*) from range(100) t(k) group by 1")   # doctest: +SKIP
     >>> print(p)                                                                   # doctest: +SKIP
     """
-    df, spark = dataframe(df_or_sql, spark, "so it cannot be measured")
-    if is_connect(df):
+    if is_connect(session_of(df_or_sql, spark)):  # before a text becomes a DataFrame: nothing runs
         raise needs_classic("measure()", _jvm.MEASURE_ON_CONNECT)
+    df, spark = dataframe(df_or_sql, spark, "so it cannot be measured")
     rows, count, error = None, None, None
     try:
         if collect:

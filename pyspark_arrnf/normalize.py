@@ -8,8 +8,9 @@ The program has ``blocks`` (dependency order), ``str()`` for the text form, ``to
 """
 from __future__ import annotations
 
-from . import _jvm
-from .frames import dataframe
+from . import _jvm, connect
+from .connect import is_connect
+from .frames import dataframe, session_of
 from .model import Program
 
 
@@ -17,5 +18,8 @@ def arrnf(df_or_sql, spark=None, name: str = "query") -> Program:
     """The ArrNF program of a DataFrame, or of a SQL text run in ``spark`` (the active session when
     not given). ``name`` names the result block (its helpers are ``<name>.tmpN``). Raises
     :class:`~pyspark_arrnf.errors.ArrnfError` when the query does not analyze or cannot be normalized."""
+    spark = session_of(df_or_sql, spark)
+    if isinstance(df_or_sql, str) and is_connect(spark):
+        return Program.from_json(connect.program_json_of_text(spark, df_or_sql, name))
     df, spark = dataframe(df_or_sql, spark, "so it has no plan to normalize")
     return Program.from_json(_jvm.program_json(spark, df, name))

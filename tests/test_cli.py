@@ -155,6 +155,15 @@ def test_a_query_that_does_not_analyze(command, text, words, spark, small_tables
 
 
 @pytest.mark.parametrize("command", ["explain", "analyze"])
+def test_a_command_is_refused_not_run(command, spark, small_tables, tmp_path, capsys):
+    """``explain drop.sql`` must not drop: the text is refused before anything runs."""
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW cli_kept AS SELECT 1 AS x")
+    assert main([command, _sql(tmp_path, "DROP VIEW cli_kept"), "--tables", str(small_tables)]) == 2
+    _one_error(capsys, "is a command", "not a query")
+    assert spark.table("cli_kept").count() == 1
+
+
+@pytest.mark.parametrize("command", ["explain", "analyze"])
 def test_tables_not_a_folder(command, tmp_path, capsys, no_spark):
     q = _sql(tmp_path, "select 1")
     assert main([command, q, "--tables", q]) == 2

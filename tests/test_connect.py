@@ -108,6 +108,15 @@ def test_a_remote_query_that_does_not_analyze_is_one_message(remote):
     assert "\n" not in str(e.value)
 
 
+def test_a_command_is_refused_on_the_server_before_it_runs(remote):
+    remote.sql("CREATE OR REPLACE TEMPORARY VIEW arrnf_kept_view AS SELECT 1 AS x")
+    with pytest.raises(ArrnfError, match=r"^the text is a command \(\w+\), not a query"):
+        arrnf("DROP VIEW arrnf_kept_view", remote)
+    with pytest.raises(ArrnfError, match=r"needs a classic SparkSession"):
+        measure("DROP VIEW arrnf_kept_view", remote)
+    assert remote.table("arrnf_kept_view").count() == 1
+
+
 def test_the_explain_section_from_a_remote_client(remote, capsys):
     remote.sql(QUERY).explain(mode="extended")
     assert "== Extended Information (ArrNF) ==" in capsys.readouterr().out

@@ -343,3 +343,22 @@ def test_views(spark, four_tables):
     assert f"{len(p.blocks)} blocks, {p.arrangements} arrangements" in html
     if shutil.which("dot"):
         assert p.to_svg().lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_a_command_is_refused_before_it_runs(spark, tmp_path):
+    """``spark.sql`` runs a command at once; explaining or measuring one must not drop a table."""
+    from pyspark_arrnf import ArrnfError, measure
+
+    spark.sql(f"CREATE TABLE arrnf_kept USING parquet LOCATION '{tmp_path / 'kept'}' AS SELECT 1 AS x")
+    try:
+        with pytest.raises(ArrnfError, match=r"^the text is a command \(DropTable\), not a query"):
+            arrnf("DROP TABLE arrnf_kept", spark)
+        with pytest.raises(ArrnfError, match=r"is a command .*not a query"):
+            measure("INSERT INTO arrnf_kept SELECT 2", spark)
+        with pytest.raises(ArrnfError, match=r"is a command .*not a query"):
+            arrnf("CACHE TABLE arrnf_kept", spark)
+        assert [r.x for r in spark.table("arrnf_kept").collect()] == [1]
+        assert not spark.catalog.isCached("arrnf_kept")
+        assert arrnf("TABLE arrnf_kept", spark).blocks  # a query in any form is fine
+    finally:
+        spark.sql("DROP TABLE IF EXISTS arrnf_kept")

@@ -1,18 +1,24 @@
 package arrnf
 
-import org.apache.spark.sql.classic.Dataset
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.classic.{Dataset, SparkSession}
 import org.apache.spark.sql.streaming.StreamingQuery
 
 import arrnf.guard.ArrnfStatus
 import arrnf.measure.Measure
 import arrnf.normalize.Arrnf
 import arrnf.rules.factorize.FactorizeStatus
+import arrnf.sql.QueryText
 
 /**
  * Everything the Python package asks the JVM (`spark._jvm.arrnf.Api` through py4j, from
  * `pyspark_arrnf/_jvm.py` only). Arguments Python may leave out are nullable.
  */
 object Api {
+  /** The DataFrame of a query's text, analyzed, never run; a command (`DROP TABLE ...`) is refused
+   *  with [[arrnf.sql.QueryText.NotAQuery]] before anything runs. */
+  def query(spark: SparkSession, text: String): Dataset[Row] = QueryText.dataset(spark, text, "arrnf")
+
   /** The ArrNF program of `df`'s optimized plan as JSON (docs/arrnf-json.md), texts included. */
   def json(df: Dataset[_], name: String): String = Arrnf.json(df, name)
 

@@ -62,6 +62,34 @@ class ArrnfFunctionsSuite extends ArrnfSparkSuite {
     assert(m.contains("the query does not analyze") && m.contains("no_such_table"), m)
   }
 
+  test("a command is refused before anything runs: explaining never drops, writes, sets or caches") {
+    spark.sql("CREATE TABLE arrnf_fn_kept USING parquet AS SELECT 1 AS x")
+    try {
+      def refused(command: String): String = {
+        val m = intercept[Exception](spark.sql(s"SELECT arrnf_json('$command')").collect()).getMessage
+        assert(m.contains("is a command") && m.contains("not a query"), m)
+        m
+      }
+      assert(refused("DROP TABLE arrnf_fn_kept").contains("DropTable"))
+      refused("INSERT INTO arrnf_fn_kept SELECT 2")
+      refused("CREATE TABLE arrnf_fn_new USING parquet AS SELECT 1 AS x")
+      refused("SET spark.arrnf.fn.probe=1")
+      refused("CACHE TABLE arrnf_fn_kept")
+      refused("TRUNCATE TABLE arrnf_fn_kept")
+      assert(spark.table("arrnf_fn_kept").collect().map(_.getInt(0)).toSeq == Seq(1))
+      assert(!spark.catalog.tableExists("arrnf_fn_new"))
+      assert(spark.conf.getOption("spark.arrnf.fn.probe").isEmpty)
+      assert(!spark.catalog.isCached("arrnf_fn_kept"))
+      // queries of every form still work
+      Seq("WITH a AS (SELECT 1 AS x) SELECT * FROM a", "VALUES (1), (2)", "TABLE arrnf_fn_kept", "FROM arrnf_fn_kept SELECT x")
+        .foreach(q => assert(spark.sql(s"SELECT arrnf_text('$q')").head().getString(0).startsWith("-- ArrNF query")))
+      assert(arrnf.Api.query(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], "SELECT 1").count() == 1)
+      intercept[arrnf.sql.QueryText.NotAQuery](
+        arrnf.Api.query(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], "DROP TABLE arrnf_fn_kept"))
+      assert(spark.catalog.tableExists("arrnf_fn_kept"))
+    } finally spark.sql("DROP TABLE IF EXISTS arrnf_fn_kept")
+  }
+
   test("DESCRIBE FUNCTION explains them") {
     val described = spark.sql("DESCRIBE FUNCTION EXTENDED arrnf_json").collect().map(_.getString(0)).mkString("\n")
     assert(described.contains("The ArrNF program of a query"))

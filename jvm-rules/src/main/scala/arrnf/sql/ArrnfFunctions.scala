@@ -96,7 +96,8 @@ object ArrnfFunctions {
     }
     if (name.trim.isEmpty) throw new IllegalArgumentException(s"$fn: the name is empty; $usage")
     val spark = SparkSession.active
-    val df = try spark.sql(query) catch {
+    val df = try QueryText.dataset(spark, query, fn) catch {
+      case e: QueryText.NotAQuery => throw e
       case NonFatal(e) => throw new IllegalArgumentException(
         s"$fn: the query does not analyze, so it has no ArrNF program: ${firstLine(e)}", e)
     }
