@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -150,11 +151,26 @@ def test_the_published_jar_loads_through_spark_jars_packages(tmp_path):
 # -- sdist, wheel, fresh venv ------------------------------------------------------------------------
 
 
+def _source_copy(dest: Path) -> Path:
+    """The checkout's files as a fresh clone has them (tracked, or new and not ignored): a sdist made
+    in the checkout itself would also take whatever an earlier build left in its *.egg-info/SOURCES.txt."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout: cannot tell the sources from build leftovers")
+    for name in filter(None, listed.stdout.split("\0")):
+        src, dst = ROOT / name, dest / name
+        if src.is_file():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def sdist(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("sdist")
-    # from outside the checkout: its build/ folder (setuptools') would shadow the `build` module
-    _run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(out), str(ROOT)], out, 600)
+    src = _source_copy(tmp_path_factory.mktemp("clone"))
+    _run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(out), str(src)], out, 600)
     (tgz,) = out.glob("pyspark_arrnf-*.tar.gz")
     return tgz
 
