@@ -62,7 +62,8 @@ def built_for(spark_version: str, info: JarInfo | None = None) -> bool:
     if major_minor(info.spark_version) != major_minor(spark_version):
         raise ArrnfSetupError(
             f"Spark version mismatch: this Spark is {spark_version}, but the pyspark-arrnf jar was built "
-            f"for Spark {info.spark_version} ({info.path}). Install pyspark=={info.spark_version}, or "
+            f"for Spark {info.spark_version} ({info.path}). Install a PySpark of its line "
+            f"(pip install 'pyspark=={'.'.join(major_minor(info.spark_version))}.*'), or "
             f"rebuild the jar against your Spark ('bash dev/setup')."
         )
     return True
