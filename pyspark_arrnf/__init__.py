@@ -12,6 +12,7 @@ program's dataclasses and JSON), ``views`` (HTML, Graphviz), ``sql`` (the progra
 and ``jar`` (set-up), ``_jvm`` (every call into the JVM), ``cli`` (the ``arrnf`` command).
 """
 from . import views
+from ._version import __version__
 from .errors import ArrnfError, ArrnfSetupError
 from .jar import jar_info, jar_path
 from .measure import measure, measure_stream
@@ -19,8 +20,6 @@ from .model import Program
 from .normalize import arrnf
 from .session import configure, is_loaded, rule_failures, session, set_enabled
 from .statistics import forget_statistics, statistics
-
-__version__ = "0.1.0"
 
 __all__ = [
     "ArrnfError",

@@ -1,8 +1,8 @@
 """Where the extension jar is and what it was built for.
 
-The jar travels inside the package (``pyspark_arrnf/jars/arrnf-jvm-rules.jar``); ``ARRNF_JAR``
-points elsewhere for development. Its ``arrnf-build.properties`` names the Spark it was compiled
-against.
+The jar travels inside the package as ``pyspark_arrnf/jars/arrnf-jvm-rules_2.13-<version>.jar``
+(sbt's name for it, ``JAR_NAME``, from ``_version.py``); ``ARRNF_JAR`` points elsewhere for
+development. Its ``arrnf-build.properties`` names the Spark it was compiled against.
 
 >>> built_for("4.3.0") and True
 True
@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from ._version import JAR_NAME
 from .errors import ArrnfSetupError
-
-JAR_NAME = "arrnf-jvm-rules.jar"
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,8 @@ def built_for(spark_version: str, info: JarInfo | None = None) -> bool:
     if major_minor(info.spark_version) != major_minor(spark_version):
         raise ArrnfSetupError(
             f"Spark version mismatch: this Spark is {spark_version}, but the pyspark-arrnf jar was built "
-            f"for Spark {info.spark_version} ({info.path}). Install pyspark=={info.spark_version}, or "
+            f"for Spark {info.spark_version} ({info.path}). Install a PySpark of its line "
+            f"(pip install 'pyspark=={'.'.join(major_minor(info.spark_version))}.*'), or "
             f"rebuild the jar against your Spark ('bash dev/setup')."
         )
     return True
