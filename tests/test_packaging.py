@@ -219,7 +219,7 @@ def test_a_wheel_builds_from_the_sdist_with_the_jar_compiled(wheel_from_sdist):
 def test_the_wheel_works_installed_in_a_fresh_venv(wheel_from_sdist, tmp_path):
     """pip resolves the dependencies from the wheel's metadata (PySpark included) into a new venv;
     from a folder outside the checkout: the package imports from site-packages, `arrnf --help`
-    runs, and a session loads the bundled jar and shows a query in ArrNF."""
+    and `arrnf --version` run, and a session loads the bundled jar and shows a query in ArrNF."""
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py, bin_dir = env_dir / "bin" / "python", env_dir / "bin"
@@ -232,6 +232,8 @@ def test_the_wheel_works_installed_in_a_fresh_venv(wheel_from_sdist, tmp_path):
           "pyspark_arrnf.__file__"], work, 120, env)
     out = _run([str(bin_dir / "arrnf"), "--help"], work, 120, env)
     assert "explain" in out.stdout, out.stdout
+    out = _run([str(bin_dir / "arrnf"), "--version"], work, 120, env)
+    assert out.stdout.startswith(f"arrnf {VERSION} (jar {VERSION}, built for Spark 4.3."), out.stdout
     out = _run([str(py), "-c", textwrap.dedent(f"""\
         import pyspark_arrnf
         spark = pyspark_arrnf.session("local[1]", spark_ui_enabled="false")
