@@ -29,7 +29,7 @@ def report(tmp_path_factory):
 
 def test_every_query_both_ways_in_both_broadcast_settings(report):
     data = json.loads((report / "report.json").read_text())
-    assert data["machine"]["pyspark"] == "4.3.0" and data["machine"]["cpus"] >= 1
+    assert data["machine"]["pyspark"].startswith("4.3.") and data["machine"]["cpus"] >= 1
     entries = {(e["kind"] + ":" + e["name"], e["broadcast"]): e for e in data["queries"]}
     assert set(entries) == {(q, b) for q in ONLY for b in ("on", "off")}
     for (name, b), e in entries.items():
