@@ -32,6 +32,11 @@ class BuildJarThenPy(build_py):
             done = subprocess.run(["bash", str(ROOT / "dev" / "build-jar")], env=env)
             if done.returncode != 0 or not JAR.exists():
                 raise SystemExit(f"pyspark-arrnf: dev/build-jar failed to make {JAR} (see above); {how}.")
+        # build/lib keeps what an earlier build copied there: a jar of another version (or name)
+        # would go into the wheel beside this one.
+        for stale in (Path(self.build_lib) / "pyspark_arrnf" / "jars").glob("*.jar"):
+            if stale.name != JAR_NAME:
+                stale.unlink()
         super().run()
 
 

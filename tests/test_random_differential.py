@@ -417,6 +417,20 @@ UNIT_ANTI_OVER_SAMPLES = (
     "OM rs0 TABLESAMPLE (30 PERCENT))) l1 LEFT ANTI JOIN (SELECT 'a' COLLATE UNICODE_CI AS c0, 'X ' COLLATE UNICODE"
     "_CI AS c1) u2) q9 HAVING count(*) > 0")
 
+UNIT_OUTER_READS_A_FAILING_WINDOW = (
+    "SELECT * FROM (SELECT l2.c1 AS c0 FROM (SELECT INTERVAL '1' DAY AS c0, INTERVAL '2' HOUR AS c1) u3 RIGHT JOIN"
+    " (SELECT sum(q4.c0) OVER (PARTITION BY q4.c0) AS c0, q4.c1 AS c1 FROM (SELECT k AS c0, k AS c1 FROM ri0) q4)"
+    " l2 ON l2.c0 >= u3.c0) q1 WHERE q1.c0 > INTERVAL '1' DAY")
+
+
+def test_a_unit_outer_join_keeps_a_condition_over_a_failing_column(spark, random_tables):
+    """Found by the gate (seed 20240801, ANSI off, broadcast off): EliminateUnitJoin moved a right
+    outer join's condition into the unit's padded columns, which nothing read; pruning dropped them,
+    the condition and the interval window sum it read, and with it the sum's overflow. An outer join
+    now fires only where neither the condition nor the columns it reads can fail."""
+    with session_settings(spark, {ANSI: "false", "spark.sql.autoBroadcastJoinThreshold": "-1"}):
+        assert differential(spark, UNIT_OUTER_READS_A_FAILING_WINDOW) == "same plan"  # the rule declines
+
 
 def test_a_folding_error_only_test_mode_raises_is_no_difference(spark, random_tables):
     """Found by the gate (seed 20240801, ANSI on, broadcast off): a rewrite made a column constant in

@@ -34,10 +34,13 @@ import arrnf.catalyst.Effects
  * When it holds: the unit has exactly one row and every column of it must be a `Literal`: a
  * non-deterministic expression (`rand()`) would be evaluated per row instead of once, and an
  * expression constant folding left alone may raise an error (ANSI mode) that the original plan
- * raised once or not at all. The condition is evaluated once per row of `Q` in the join and once per
- * row (per unit column, for the outer join) after the rewrite, so the same errors are raised; an
- * outer join whose unit has no column would drop the condition's evaluation, so it does not fire
- * there unless the condition is absent; it also needs a deterministic condition. Full outer joins
+ * raised once or not at all. The condition is evaluated once per row of `Q` in the join and, for
+ * inner, semi and anti joins, once per row of the filter after the rewrite, so the same errors are
+ * raised. For an outer join it moves into the unit's padded columns, which column pruning drops when
+ * nothing above reads them — and with them the condition and any column of `Q` that only the
+ * condition read (`sum(x) OVER (…) >= u.c` drops the window sum, and its overflow). So an outer join
+ * fires only where the condition cannot fail, nor can computing the columns of `Q` it reads
+ * (`Effects`); it also needs a deterministic condition and a unit with a column. Full outer joins
  * are left alone. The output keeps the join's column order and expression ids. The law holds for
  * streaming plans as well: the join of a stream with a constant is stateless.
  */
@@ -73,9 +76,9 @@ object EliminateUnitJoin extends Rule[LogicalPlan] {
         LocalRelation(j.output, Nil, isStreaming = left.isStreaming)
       case (Join(left, UnitRelation(literals), LeftAnti, Some(c), _), _) =>
         Filter(Not(Coalesce(Seq(substitute(c, literals), Literal(false)))), left)
-      case (Join(left, UnitRelation(literals), LeftOuter, condition, _), _) if outerApplies(literals, condition) =>
+      case (Join(left, UnitRelation(literals), LeftOuter, condition, _), _) if outerApplies(literals, condition, left) =>
         Project(left.output ++ padded(literals, condition), left)
-      case (Join(UnitRelation(literals), right, RightOuter, condition, _), _) if outerApplies(literals, condition) =>
+      case (Join(UnitRelation(literals), right, RightOuter, condition, _), _) if outerApplies(literals, condition, right) =>
         Project(padded(literals, condition) ++ right.output, right)
     }
 
@@ -93,8 +96,12 @@ object EliminateUnitJoin extends Rule[LogicalPlan] {
     condition.transform { case a: org.apache.spark.sql.catalyst.expressions.Attribute if values.contains(a) => values(a) }
   }
 
-  private def outerApplies(literals: Seq[Alias], condition: Option[Expression]): Boolean =
-    condition.forall(c => c.deterministic && literals.nonEmpty)
+  /** Whether an outer join's condition may move into the padded columns, where pruning may drop it. */
+  private def outerApplies(literals: Seq[Alias], condition: Option[Expression], kept: LogicalPlan): Boolean =
+    condition.forall { c =>
+      c.deterministic && literals.nonEmpty && !Effects.canFail(c) &&
+        c.references.filter(kept.outputSet.contains).forall(a => !Effects.canFailToProduce(a, kept))
+    }
 
   /** The unit's columns of an outer join: the literal where the condition holds, NULL elsewhere. */
   private def padded(literals: Seq[Alias], condition: Option[Expression]): Seq[NamedExpression] =

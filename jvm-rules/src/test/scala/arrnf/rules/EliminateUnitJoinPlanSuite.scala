@@ -83,6 +83,19 @@ class EliminateUnitJoinPlanSuite extends RulePlanTest {
     comparePlans(run(input), input, checkAnalysis = false)
   }
 
+  test("unchanged: an outer join whose condition can fail, or reads a column of Q whose computation can fail") {
+    // Pruning drops the padded unit columns when nothing reads them, and with them the condition.
+    val failingCondition = q.join(unit, LeftOuter, Some(IntegralDivide(Literal(10L), b, EvalMode.ANSI) > one.cast(LongType)))
+    comparePlans(run(failingCondition), failingCondition)
+    val failingColumn = q.select(a, IntegralDivide(Literal(10L), b, EvalMode.ANSI).as("d"))
+    val d = failingColumn.output(1)
+    val readsIt = unit.join(failingColumn, RightOuter, Some(d >= one.cast(LongType)))
+    comparePlans(run(readsIt), readsIt)
+    // the same condition on a column that cannot fail still fires
+    val fine = unit.join(failingColumn, RightOuter, Some(failingColumn.output(0) >= one))
+    assert(!run(fine).exists(_.isInstanceOf[org.apache.spark.sql.catalyst.plans.logical.Join]))
+  }
+
   test("unchanged: an anti join without condition whose input can fail, or under a predicate that can fail") {
     val failingQ = q.select(IntegralDivide(Literal(10L), b, EvalMode.ANSI).as("d"))
     val input = failingQ.join(unit, LeftAnti, None)
