@@ -17,6 +17,7 @@ import uuid
 
 from .errors import ArrnfError, ArrnfSetupError, first_line
 
+# The extension's classes, as spark.sql.extensions and spark.sql.extendedExplainProviders name them.
 EXTENSION_CLASS = "arrnf.ArrnfExtension"
 EXPLAIN_PROVIDER_CLASS = "arrnf.ArrnfExplainProvider"
 
@@ -47,11 +48,6 @@ def needs_classic(what: str, instead: str) -> ArrnfError:
     """The one-line error of a call that needs the driver's JVM, made on a Connect client."""
     return ArrnfError(f"{what} needs a classic SparkSession (the driver's JVM in this Python process); "
                       f"this is a Spark Connect client. {instead}")
-
-
-def is_loaded(spark) -> bool:
-    """Whether the Connect server's session has the extension: its SQL functions exist there."""
-    return bool(spark.catalog.functionExists("arrnf_json"))
 
 
 def _quoted(name: str) -> str:

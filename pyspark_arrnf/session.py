@@ -17,11 +17,10 @@ import subprocess
 import warnings
 
 from . import _jvm
+from .connect import EXPLAIN_PROVIDER_CLASS, EXTENSION_CLASS, is_connect, needs_classic, remote_builder_warning
 from .errors import ArrnfSetupError
 from .jar import built_for, jar_info
 
-EXTENSION_CLASS = "arrnf.ArrnfExtension"
-EXPLAIN_PROVIDER_CLASS = "arrnf.ArrnfExplainProvider"
 ENABLED = "spark.arrnf.enabled"
 
 
@@ -113,8 +112,6 @@ def configure(builder, explain: bool = True):
     options = getattr(builder, "_options", {})
     url = _remote_url(options)
     if url is not None:
-        from .connect import remote_builder_warning
-
         _warn_once(remote_builder_warning(url))
         return builder
     why_not = _jvm_without_extension()
@@ -169,8 +166,6 @@ def set_enabled(spark, enabled: bool) -> None:
 
 def rule_failures(spark) -> dict[str, int]:
     """How often each rule failed (and was skipped) since the JVM started."""
-    from .connect import is_connect, needs_classic
-
     if is_connect(spark):
         raise needs_classic("rule_failures()", "The server's driver log has one warning per failure "
                             "('pyspark-arrnf: rule … failed and was skipped').")
