@@ -466,7 +466,7 @@ def cmd_stats(args) -> int:
     print(f"-- sketch pass: {len(lines)} table{'s' * (len(lines) != 1)} in {seconds:.1f} s")
     sys.stdout.flush()
     if failed:
-        _say(f"{len(failed)} of {len(lines)} tables not sketched: {failed[0]}")
+        _say(f"the sketch pass failed on {len(failed)} of {len(lines)} tables: {failed[0]}")
         return 1
     return 0
 

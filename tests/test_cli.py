@@ -433,3 +433,24 @@ def test_stats_option_takes_the_sketch_pass_over_the_tables_read(command, spark,
     lines = err.splitlines()
     assert lines[0].startswith("arrnf: warning: table broken skipped: ") and len(lines) == 2, err
     assert re.fullmatch(r"-- sketch pass: nation in \d+\.\d s", lines[1]), err
+
+
+def test_stats_on_a_table_that_fails_when_read_says_why_and_exits_1(spark, tmp_path, no_sketches, capsys):
+    """A file whose footer reads (so it is registered) but whose data does not: its line says why."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    t = pa.table({"a": list(range(100_000)), "b": [f"s{i}" for i in range(100_000)]})
+    pq.write_table(t.slice(0, 10), folder / "good.parquet")
+    pq.write_table(t, folder / "bad.parquet", compression="snappy")
+    with open(folder / "bad.parquet", "r+b") as f:  # data pages overwritten, the footer kept
+        f.seek(100)
+        f.write(b"\xff" * ((folder / "bad.parquet").stat().st_size // 2))
+    assert main(["stats", "--tables", str(folder)]) == 1
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0].startswith("bad: not sketched: [FAILED_READ_FILE") and str(folder / "bad.parquet") in lines[0]
+    assert lines[1] == "good: 10 rows, 2 columns sketched (1 files)" and lines[2].startswith("-- sketch pass: 2 tables")
+    assert err.splitlines() == [f"arrnf: the sketch pass failed on 1 of 2 tables: {lines[0]}"]
