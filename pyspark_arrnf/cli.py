@@ -4,6 +4,8 @@
     arrnf explain QUERY.sql --tables DIR --compare  # also plan it without the extension, run it both ways
     arrnf explain QUERY.sql --tables DIR --format text|json|dot|sql   # only its ArrNF program
     arrnf analyze QUERY.sql --tables DIR [--plot FILE]   # run it: estimated beside measured state per block
+    arrnf explain|analyze QUERY.sql --tables DIR --stats  # first the sketch pass over the tables it reads
+    arrnf stats --tables DIR [TABLE ...]            # the sketch pass: rows, columns, files per table, its time
     arrnf demo                                      # generated TPC-DS data, a query run with and without
     arrnf data tpcds --scale 0.1                    # generate data and print its folder
     arrnf --version
@@ -12,8 +14,9 @@ Every Parquet file or folder in ``--tables DIR`` is a table by its name; a table
 corrupt file is skipped (a query that uses it fails, naming the file).
 
 Exit status: 0 done; 1 the query failed when run (``analyze``, ``--compare``, ``demo``) or gave
-different results with and without the extension; 2 bad input (no such file, no SQL in it, a SQL or
-analysis error, a bad ``--tables`` folder, a bad option) or a broken set-up. A failure is one line on
+different results with and without the extension, or ``stats`` could not sketch a table; 2 bad input
+(no such file, no SQL in it, a SQL or analysis error, a bad ``--tables`` folder, no such table for
+``stats``, a bad option) or a broken set-up. A failure is one line on
 standard error, ``arrnf: ...``, never a traceback. Spark's own log (what its JVM writes) goes to
 ``--spark-log FILE``, or nowhere.
 """
@@ -25,6 +28,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -225,14 +229,41 @@ def _inputs(args) -> tuple[str, str]:
     return sql, name
 
 
-def _register(spark, tables: str | None) -> dict[str, str]:
-    """Registers the tables of ``--tables``; returns the skipped ones, by name, with why."""
+def _register(spark, tables: str | None) -> tuple[list[str], dict[str, str]]:
+    """Registers the tables of ``--tables``; returns their names, and the skipped ones by name with why."""
     from .data import register_tables
 
     skipped: dict[str, str] = {}
-    if tables:
-        register_tables(spark, tables, unreadable=skipped)
-    return skipped
+    names = register_tables(spark, tables, unreadable=skipped) if tables else []
+    return names, skipped
+
+
+def _sketch(spark, names: list[str]) -> tuple[list[str], list[str], float]:
+    """The sketch pass over ``names``: its line per table, the lines of tables it could not sketch
+    (the JVM says ``<table>: not sketched: <why>``), and its seconds."""
+    from .statistics import statistics
+
+    start = time.perf_counter()
+    with _step("the sketch pass failed"):
+        lines = statistics(spark, names)
+    seconds = time.perf_counter() - start
+    failed = [line for name, line in zip(names, lines) if line.startswith(f"{name}: not sketched")]
+    return lines, failed, seconds
+
+
+def _sketch_read_tables(spark, df, names: list[str]) -> None:
+    """``--stats``: the sketch pass over the tables of ``--tables`` that the query reads (those whose
+    files its plan reads: listing files reads no data), said in one line on stderr."""
+    with _step("the query cannot be planned"):
+        read = set(df.inputFiles())
+        used = [n for n in names if read.intersection(spark.table(n).inputFiles())]
+    if not used:
+        print("-- sketch pass: the query reads no table of --tables: nothing sketched", file=sys.stderr, flush=True)
+        return
+    _, failed, seconds = _sketch(spark, used)
+    print(f"-- sketch pass: {', '.join(used)} in {seconds:.1f} s", file=sys.stderr, flush=True)
+    for line in failed:
+        _say(f"warning: {line}")
 
 
 def _analyzed(spark, sql: str, skipped: dict[str, str], consequence: str):
@@ -344,8 +375,10 @@ def cmd_explain(args) -> int:
 
     sql, name = _inputs(args)
     spark = _session(args)
-    skipped = _register(spark, args.tables)
+    names, skipped = _register(spark, args.tables)
     df = _analyzed(spark, sql, skipped, "so it cannot be explained")
+    if args.stats:
+        _sketch_read_tables(spark, df, names)
     if args.compare:
         return _compare(spark, sql, name=name)
     with _step("the query cannot be planned"):
@@ -391,8 +424,10 @@ def cmd_analyze(args) -> int:
         _check_plot(args.plot)
     sql, name = _inputs(args)
     spark = _session(args)
-    skipped = _register(spark, args.tables)
+    names, skipped = _register(spark, args.tables)
     df = _analyzed(spark, sql, skipped, "so it cannot be measured")
+    if args.stats:
+        _sketch_read_tables(spark, df, names)
     p = measure(df, spark=spark, name=name)
     print(p.to_json(indent=2) if args.json else p)
     sys.stdout.flush()
@@ -401,6 +436,37 @@ def cmd_analyze(args) -> int:
         print(f"-- chart: {args.plot}", file=sys.stderr)
     if p.measurement.status != "ok":
         _say(f"the query failed when run: {p.measurement.error or p.measurement.status}")
+        return 1
+    return 0
+
+
+def cmd_stats(args) -> int:
+    """``arrnf stats --tables DIR [TABLE ...]``: the sketch pass, one line per table and its time;
+    exit status 1 when a table could not be sketched (its line says why)."""
+    from .data import table_files
+
+    in_folder = {name.lower(): name for name, _ in table_files(args.tables)}
+    wanted = []
+    for t in args.table:
+        if t.lower() not in in_folder:
+            raise ArrnfError(f"no table {t} in {args.tables} (its tables: {', '.join(in_folder.values())})")
+        if in_folder[t.lower()] not in wanted:
+            wanted.append(in_folder[t.lower()])
+    spark = _session(args)
+    names, skipped = _register(spark, args.tables)
+    for name in wanted:
+        if name in skipped:
+            raise ArrnfError(f"table {name} cannot be used: {skipped[name]}")
+    if not wanted:
+        for name, why in skipped.items():
+            _say(f"warning: table {name} skipped: {why}")
+    lines, failed, seconds = _sketch(spark, wanted or names)
+    for line in lines:
+        print(line)
+    print(f"-- sketch pass: {len(lines)} table{'s' * (len(lines) != 1)} in {seconds:.1f} s")
+    sys.stdout.flush()
+    if failed:
+        _say(f"the sketch pass failed on {len(failed)} of {len(lines)} tables: {failed[0]}")
         return 1
     return 0
 
@@ -448,18 +514,23 @@ class _Version(argparse.Action):
 
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="arrnf", description="Spark queries in Arrangement Normal Form.",
-                epilog="Exit status: 0 done, 1 the query failed when run, 2 bad input or set-up.")
+                epilog="Exit status: 0 done, 1 the query (or the sketch pass) failed when run, "
+                       "2 bad input or set-up.")
     p.add_argument("--version", action=_Version)
     spark_opts = argparse.ArgumentParser(add_help=False)
     spark_opts.add_argument("--conf", action="append", type=_key_value, metavar="KEY=VALUE",
                             help="a Spark setting (repeatable)")
     spark_opts.add_argument("--spark-log", metavar="FILE",
                             help="append Spark's own log (its JVM's output) to FILE; without it, it is discarded")
+    tables_help = ("a folder whose Parquet files/folders are tables by name "
+                   "(a table with an unreadable file is skipped, with a warning)")
     query_opts = argparse.ArgumentParser(add_help=False)
     query_opts.add_argument("query", help="a .sql file with one query, or - for standard input")
-    query_opts.add_argument("--tables", metavar="DIR",
-                            help="a folder whose Parquet files/folders are tables by name "
-                                 "(a table with an unreadable file is skipped, with a warning)")
+    query_opts.add_argument("--tables", metavar="DIR", help=tables_help)
+    query_opts.add_argument("--stats", action="store_true",
+                            help="first take the sketch pass (one aggregate job per table) over the tables of "
+                                 "--tables the query reads, so its estimates can use them (source 'sketch'); "
+                                 "without it, explain reads no data")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     d = sub.add_parser("demo", parents=[spark_opts],
                        help="generate small TPC-DS data and run a query with and without the extension")
@@ -483,6 +554,18 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--plot", metavar="FILE.png|FILE.svg",
                    help=f"also save a bar chart of estimated vs measured bytes (needs matplotlib: {VIZ_HINT})")
     a.set_defaults(func=cmd_analyze)
+    s = sub.add_parser("stats", parents=[spark_opts],
+                       help="take the sketch pass over tables and show what it finds (it lasts as long as the "
+                            "process: explain/analyze --stats use it)",
+                       description="Takes the sketch pass over the named tables of DIR (all of them when none "
+                                   "is named): one aggregate job per table (row count; per column a distinct "
+                                   "count, NULL count, min and max). Prints what it finds, a line per table "
+                                   "(rows, columns sketched, files), and how long it took. Sketches live only "
+                                   "in this process's Spark JVM and end with it: to use them for estimates, "
+                                   "pass --stats to explain or analyze.")
+    s.add_argument("table", nargs="*", metavar="TABLE", help="a table of DIR (default: all of them)")
+    s.add_argument("--tables", metavar="DIR", required=True, help=tables_help)
+    s.set_defaults(func=cmd_stats)
     g = sub.add_parser("data", help="generate TPC-H or TPC-DS data and print its folder")
     g.add_argument("kind", choices=["tpch", "tpcds"])
     g.add_argument("--scale", type=_scale, default=0.1)

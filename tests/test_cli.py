@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -374,3 +375,82 @@ def test_subprocess_analyze_failing_at_run_time_is_one_line_and_the_report(small
                          "set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22012"]
     assert "-- the query FAILED: ArithmeticException: [DIVIDE_BY_ZERO]" in r.stdout
     assert "ERROR Executor" in log.read_text()  # Spark's log went there, not to stderr
+
+
+# ---------------------------------------------------------------------------------------------------
+# stats, and --stats: the sketch pass, only when asked
+
+
+@pytest.fixture
+def no_sketches(spark):
+    """No sketch taken before the test, none left after it (they live in the JVM, across tests)."""
+    from pyspark_arrnf import forget_statistics
+
+    forget_statistics(spark)
+    yield
+    forget_statistics(spark)
+
+
+def test_stats_prints_a_line_per_table(spark, small_tables, no_sketches, capsys):
+    assert main(["stats", "--tables", str(small_tables)]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[:2] == ["nation: 25 rows, 4 columns sketched (1 files)", "region: 5 rows, 3 columns sketched (1 files)"]
+    assert len(lines) == 3 and re.fullmatch(r"-- sketch pass: 2 tables in \d+\.\d s", lines[2]), out
+    assert err.splitlines() == [f"arrnf: warning: table broken skipped: {small_tables / 'broken.parquet'}: "
+                                "not a readable Parquet file (Parquet magic bytes not found in footer. Either "
+                                "the file is corrupted or this is not a parquet file.)"]
+    assert main(["stats", "--tables", str(small_tables), "REGION"]) == 0  # a name as Spark takes it
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0] == "region: 5 rows, 3 columns sketched (1 files)" and len(out.splitlines()) == 2
+    assert re.fullmatch(r"-- sketch pass: 1 table in \d+\.\d s", out.splitlines()[1]) and err == ""
+
+
+def test_stats_an_unknown_table_is_one_line_before_spark_starts(small_tables, capsys, no_spark):
+    assert main(["stats", "--tables", str(small_tables), "nation", "nowhere"]) == 2
+    assert _one_error(capsys) == f"arrnf: no table nowhere in {small_tables} (its tables: broken, nation, region)"
+    assert main(["stats", "nation"]) == 2
+    _one_error(capsys, "the following arguments are required: --tables")
+
+
+def test_stats_on_a_corrupt_table_is_one_line(spark, small_tables, capsys):
+    assert main(["stats", "--tables", str(small_tables), "broken"]) == 2
+    _one_error(capsys, "table broken cannot be used", str(small_tables / "broken.parquet"), "not a readable Parquet file")
+
+
+@pytest.mark.parametrize("command", ["explain", "analyze"])
+def test_stats_option_takes_the_sketch_pass_over_the_tables_read(command, spark, small_tables, no_sketches, tmp_path,
+                                                                capsys):
+    """Estimates carry the ``sketch`` source only with ``--stats``; the pass reads only the tables the
+    query reads (here not region), and says so on stderr."""
+    q = _sql(tmp_path, "select n_name, count(*) from nation where n_regionkey > 1 group by n_name")
+    assert main([command, q, "--tables", str(small_tables)]) == 0
+    out, err = capsys.readouterr()
+    assert "Get nation" in out and "sketch" not in out and "sketch" not in err
+    assert main([command, q, "--tables", str(small_tables), "--stats"]) == 0
+    out, err = capsys.readouterr()
+    assert "(estimate: file metadata, sketch)" in out, out
+    lines = err.splitlines()
+    assert lines[0].startswith("arrnf: warning: table broken skipped: ") and len(lines) == 2, err
+    assert re.fullmatch(r"-- sketch pass: nation in \d+\.\d s", lines[1]), err
+
+
+def test_stats_on_a_table_that_fails_when_read_says_why_and_exits_1(spark, tmp_path, no_sketches, capsys):
+    """A file whose footer reads (so it is registered) but whose data does not: its line says why."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    t = pa.table({"a": list(range(100_000)), "b": [f"s{i}" for i in range(100_000)]})
+    pq.write_table(t.slice(0, 10), folder / "good.parquet")
+    pq.write_table(t, folder / "bad.parquet", compression="snappy")
+    with open(folder / "bad.parquet", "r+b") as f:  # data pages overwritten, the footer kept
+        f.seek(100)
+        f.write(b"\xff" * ((folder / "bad.parquet").stat().st_size // 2))
+    assert main(["stats", "--tables", str(folder)]) == 1
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0].startswith("bad: not sketched: [FAILED_READ_FILE") and str(folder / "bad.parquet") in lines[0]
+    assert lines[1] == "good: 10 rows, 2 columns sketched (1 files)" and lines[2].startswith("-- sketch pass: 2 tables")
+    assert err.splitlines() == [f"arrnf: the sketch pass failed on 1 of 2 tables: {lines[0]}"]
