@@ -5,8 +5,8 @@
     python bench/accuracy.py --report bench/results/<time>     # rewrite accuracy.md from accuracy.json
 
 One Spark session with the extension (default settings, AQE on). First every table's row count
-(``spark.table(t).count()``), then every query planned once with its ArrNF program, untimed (JIT
-warm-up). Then per kind, per query: a fresh DataFrame is planned (``executedPlan``, timed: the plain
+(``spark.table(t).count()``), then every query planned with its ArrNF program, untimed
+(``--plan-warmup`` rounds: JIT warm-up). Then per kind, per query: a fresh DataFrame is planned (``executedPlan``, timed: the plain
 planning time), ``p0 = arrnf(df)`` is taken (timed: what the program adds to planning; estimates from
 file metadata and catalog only) and ``m = measure(df)`` runs the query. After all queries of a kind,
 the sketch pass runs once over that kind's tables (``pyspark_arrnf.statistics``, timed) and every
@@ -121,14 +121,15 @@ def collect(args) -> dict:
         tables[kind] = [f"{kind}.{t}" for t in register_tables(spark, generate(kind, args.scale), database=kind)]
         counts.update({t: spark.table(t).count() for t in tables[kind]})
     items = [(k, n, sql) for k, n, sql, _ in _workload(set(args.only.split(",")) if args.only else None, kinds)]
-    t0 = time.perf_counter()
-    for kind, name, sql in items:  # JIT warm-up: plan and normalize every query once, untimed
-        spark.catalog.setCurrentDatabase(kind)
-        try:
-            pyspark_arrnf.arrnf(_planned(spark, sql)[0])
-        except Exception:  # noqa: BLE001 - recorded below, when it is timed
-            pass
-    print(f"warm-up: {len(items)} queries planned in {time.perf_counter() - t0:.0f} s", flush=True)
+    for r in range(args.plan_warmup):  # JIT warm-up: plan and normalize every query, untimed
+        t0 = time.perf_counter()
+        for kind, name, sql in items:
+            spark.catalog.setCurrentDatabase(kind)
+            try:
+                pyspark_arrnf.arrnf(_planned(spark, sql)[0])
+            except Exception:  # noqa: BLE001 - recorded below, when it is timed
+                pass
+        print(f"warm-up {r + 1}/{args.plan_warmup}: {len(items)} queries planned in {time.perf_counter() - t0:.0f} s", flush=True)
     queries, sketch = [], {}
     for kind in kinds:
         spark.catalog.setCurrentDatabase(kind)
@@ -140,11 +141,12 @@ def collect(args) -> dict:
                 df, q["plan_s"] = _planned(spark, sql)
                 p0, q["arrnf0_s"] = _timed(pyspark_arrnf.arrnf, df)
                 m, q["run_s"] = _timed(pyspark_arrnf.measure, df)
-                q["m"] = _measured(m.to_dict())
+                m = m.to_dict()
+                q["m"] = _measured(m)
                 if q["m"]["status"] != "ok":
                     q["error"] = f"run failed: {q['m']['error']}"
-                q["p0"], q["unmatched0"] = _blocks(p0.to_dict(), m.to_dict(), counts)
-                done.append((q, sql, m.to_dict()))
+                q["p0"], q["unmatched0"] = _blocks(p0.to_dict(), m, counts)
+                done.append((q, sql, m))
             except Exception as e:  # noqa: BLE001 - one failing query must not end the run
                 q["error"] = _err(e)
             queries.append(q)
@@ -165,7 +167,7 @@ def collect(args) -> dict:
     import pyspark
 
     settings = {"scale": args.scale, "partitions": args.partitions, "driver_memory": args.driver_memory,
-                "master": "local[2]", "aqe": "on (default)", "autoBroadcastJoinThreshold": "default (10 MB)"}
+                "plan_warmup": args.plan_warmup, "master": "local[2]", "aqe": "on (default)", "autoBroadcastJoinThreshold": "default (10 MB)"}
     machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                "pyspark": pyspark.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S")}
     return {"machine": machine, "settings": settings, "table_rows": counts, "sketch_s": sketch, "queries": queries}
@@ -178,7 +180,7 @@ def _ratio(e, m) -> float:
 
 def summarize(data: dict) -> dict:
     """Figures per kind and overall (``all``) for p0 and p1, from :func:`collect`'s plain data."""
-    qs = [q for q in data["queries"] if "m" in q and "error" not in q]
+    qs = [q for q in data["queries"] if "m" in q and "error" not in q and "error1" not in q]
     out = {}
     for scope in [*sorted({q["kind"] for q in qs}), "all"]:
         sq = [q for q in qs if scope in ("all", q["kind"])]
@@ -186,12 +188,10 @@ def summarize(data: dict) -> dict:
                                                 ("error" in q or "error1" in q))}
         for p in ("p0", "p1"):
             rows, viol, checked, unmatched = [], [], 0, 0
-            for q in (q for q in sq if p in q):
+            for q in sq:
                 unmatched += len(q["unmatched" + p[1]])
-                for b in q["m"]["blocks"]:
-                    e = q[p].get(b["name"])
-                    if e is None:
-                        continue
+                for b in q["m"]["blocks"]:  # a block of m that p lacks: an unknown estimate
+                    e = q[p].get(b["name"]) or {"est": None, "source": "unmatched", "bound": None}
                     if e["bound"] is not None and e["est"] is not None:
                         checked += 1
                         if e["est"] > e["bound"]:
@@ -213,6 +213,8 @@ def summarize(data: dict) -> dict:
         fig["operators"] = {"stateful": sum(q["m"]["operators"] for q in sq), "shared": sum(q["m"]["shared"] for q in sq),
                             "unattributed": len(un), "reasons": dict(Counter(f"{u['node']}: {u['reason']}" for u in un))}
         fig["plan s"] = sum(q["plan_s"] for q in sq)
+        fig["plan s after sketch"] = sum(q.get("plan1_s", 0) for q in sq)
+        fig["run s"] = sum(q["run_s"] for q in sq)
         fig["sketch s"] = sum(v for k, v in data["sketch_s"].items() if scope in ("all", k))
         out[scope] = fig
     return out
@@ -228,7 +230,7 @@ def write_markdown(data: dict, figs: dict, path: Path) -> None:
     lines = ["# ArrNF size estimates against measured rows", "",
              f"Scale factor {st['scale']:g}; run {mc['date']}; {mc['cpus']} cores, {mc['platform']}; Python {mc['python']}, "
              f"PySpark {mc['pyspark']}. Settings: master {st['master']}, driver memory {st['driver_memory']}, "
-             f"{st['partitions']} shuffle partitions, AQE {st['aqe']}, broadcast threshold {st['autoBroadcastJoinThreshold']}. "
+             f"{st['partitions']} shuffle partitions, {st.get('plan_warmup', 1)} planning warm-up round(s), AQE {st['aqe']}, broadcast threshold {st['autoBroadcastJoinThreshold']}. "
              "p0: estimates without sketch (file metadata, catalog); p1: after the sketch pass. Measured: `measured.rows` "
              "of the blocks Spark builds state for (`realization` with a non-shared entry); 0 counts as 1.", "",
              "## Accuracy", ""]
@@ -236,14 +238,16 @@ def write_markdown(data: dict, figs: dict, path: Path) -> None:
     for scope, f in figs.items():
         for p, label in (("p0", "without sketch"), ("p1", "with sketch")):
             g = f[p]
-            acc.append({"kind": scope, "estimates": label, "queries": f["queries"], "realized": g["realized"],
+            acc.append({"kind": scope, "estimates": label, "queries": f["queries"], "errors": f["errors"], "realized": g["realized"],
                         "no measured rows": g["no measured rows"], "within 2×": f"{g['within 2x']:.0%}",
                         "within 10×": f"{g['within 10x']:.0%}", "unknown": g["unknown"],
                         "bound checked": g["bound checked"], "bound violations": len(g["bound violations"]),
                         "unmatched blocks": g["unmatched blocks"]})
         times.append({"kind": scope, "queries": f["queries"], "plain planning s": f["plan s"], "arrnf s (p0)": f["p0"]["arrnf s"],
+                      "plain planning s, after sketch": f["plan s after sketch"],
                       "arrnf s (p1)": f["p1"]["arrnf s"], "p0 / planning": f["p0"]["arrnf s"] / (f["plan s"] or 1),
-                      "p1 / planning": f["p1"]["arrnf s"] / (f["plan s"] or 1), "sketch pass s": f["sketch s"]})
+                      "p1 / planning": f["p1"]["arrnf s"] / (f["plan s"] or 1), "sketch pass s": f["sketch s"],
+                      "query runs s (measure)": f["run s"]})
     lines += [table(acc), "", "Shares are of the realized arrangements with measured rows; unknown estimates count as misses.", ""]
     for scope, f in figs.items():
         for p, label in (("p0", "without sketch"), ("p1", "with sketch")):
@@ -268,6 +272,7 @@ def main(argv=None) -> int:
     p.add_argument("--scale", type=float, default=1.0, help="TPC-H / TPC-DS scale factor")
     p.add_argument("--kinds", default="tpch,tpcds")
     p.add_argument("--only", help="comma-separated kind:name, e.g. tpch:q3,tpcds:q71")
+    p.add_argument("--plan-warmup", type=int, default=1, help="untimed rounds planning every query first")
     p.add_argument("--partitions", type=int, default=8)
     p.add_argument("--driver-memory", default="12g")
     p.add_argument("--out", help="results folder (default bench/results/<time>)")
