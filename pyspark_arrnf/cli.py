@@ -301,8 +301,10 @@ def _program(spark, df, name: str) -> str:
     from .normalize import arrnf
 
     p = arrnf(df, spark, name=name)
-    table = p.cost_frame()[["block", "head", "arrangements", "rows", "bytes", "source", "sharing"]]
-    return f"{p}\n== ArrNF costs ({p.arrangements} arrangements) ==\n{table.to_string(index=False)}"
+    table = p.cost_frame()[["block", "head", "spark", "arrangements", "rows", "bytes", "source", "sharing"]]
+    built = (f"Spark builds {p.realized} stateful operators; differential model: {p.arrangements} arrangements"
+             if p.realized is not None else f"{p.arrangements} arrangements (differential model)")
+    return f"{p}\n== ArrNF costs ({built}) ==\n{table.to_string(index=False)}"
 
 
 def _run_rows(spark, sql: str, enabled: bool):

@@ -4,8 +4,8 @@
 plan: every stateful operator (sort, aggregate, join, window, shuffle exchange, broadcast) is
 attributed to the ArrNF block it realizes, or listed as unattributed with the reason. Reused
 exchanges and cached relations are ``shared``: an existing arrangement read again, not new state.
-Each block gets a :class:`~pyspark_arrnf.model.Measured` (rows, peak memory, spill, shuffle bytes,
-ratio of measured to estimated bytes); the program gets a :class:`~pyspark_arrnf.model.Measurement`
+Each block gets a :class:`~pyspark_arrnf.model.Measured` (rows and bytes of the state it holds,
+peak memory allocated, spill, shuffle bytes, ratio of measured to estimated bytes); the program gets a :class:`~pyspark_arrnf.model.Measurement`
 (all operators, totals, and whether the query failed), and its text shows them.
 
 ``measure_stream(query)`` does the same for a running ``df.writeStream`` query from the state-store
@@ -17,11 +17,12 @@ Reading a report back needs no Spark (model.py):
 >>> from pyspark_arrnf.examples import EXAMPLE_MEASURED_JSON
 >>> from pyspark_arrnf.model import Program
 >>> p = Program.from_json(EXAMPLE_MEASURED_JSON)
->>> p["q.tmp0"].measured.peak_memory, p["q.tmp0"].measured.ratio
-(800, 2.0)
+>>> m = p["q.tmp0"].measured
+>>> m.rows, m.bytes, m.peak_memory, round(m.ratio, 2)
+(10, 800, 800, 6.67)
 >>> print(p["q.tmp0"])
-[q.tmp0]  arrangements=1 (Distinct: 1 reduce)  keys=[[#0{a}]]  rows≈10 (rowCount)  bytes≈400B  why: distinct state, read by q
-  -- measured: rows=10  peak=800B  spill=0B  shuffle=120B  ratio=2.00 (operators 0, 1)
+[q.tmp0]  arrangements=1 (Distinct: 1 reduce)  keys=[[#0{a}]]  spark=[hash aggregate (final), shuffle]  rows≈10 (estimate: file metadata, sketch)  bytes≈120B  why: distinct state, read by q
+  -- measured: rows=10  bytes=800B  peak=800B  spill=0B  shuffle=120B  ratio=6.67 (operators 0, 1; state of 0 hash aggregate (final))
 Distinct keys=[#0{a}] Get t
 """
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Optional
 
 from . import _jvm
 from .connect import is_connect, needs_classic
-from .errors import ArrnfError, ArrnfSetupError, first_line
+from .errors import ArrnfError, ArrnfSetupError
 from .frames import dataframe, session_of
 from .model import Program
 
@@ -66,7 +67,7 @@ def measure(df_or_sql, spark=None, name: str = "query", collect: bool = False) -
     except ArrnfSetupError:
         raise
     except Exception as e:  # noqa: BLE001 - the query failed while running: keep what was measured
-        error = f"{type(e).__name__}: {first_line(e)}"
+        error = f"{type(e).__name__}: {_jvm.java_message(e)}"  # py4j's own first line only names the call
     p = Program.from_dict(_parse(_jvm.measured_json(spark, df, name, error, count)))
     p.measurement.rows = rows
     return p
@@ -117,21 +118,21 @@ def operators_frame(p: Program):
     """The measured operators as a pandas DataFrame (one row each)."""
     import pandas as pd
 
-    cols = ["id", "node", "kind", "block", "shared", "reuses", "reason", "rows", "peak_memory", "spill",
-            "shuffle_bytes"]
+    cols = ["id", "node", "kind", "what", "block", "shared", "reuses", "reason", "rows", "state_rows", "state_bytes",
+            "peak_memory", "spill", "shuffle_bytes"]
     ops = p.measurement.operators if p.measurement else []
     return pd.DataFrame([{c: getattr(o, c) for c in cols} for o in ops], columns=cols)
 
 
 def plot(p: Program, path: Optional[str] = None, fmt: Optional[str] = None):
-    """A bar chart of estimated vs measured bytes per block (blocks with an arrangement or measured
-    state). Returns the matplotlib Figure; with ``path`` also saves it (PNG or SVG by the suffix, or
-    ``fmt``).
+    """A bar chart of estimated vs measured bytes of the state each block holds (blocks Spark builds
+    state for; where the physical plan is unknown, blocks with an arrangement). Returns the matplotlib
+    Figure; with ``path`` also saves it (PNG or SVG by the suffix, or ``fmt``).
 
     >>> from pyspark_arrnf.examples import EXAMPLE_MEASURED_JSON
     >>> fig = plot(Program.from_json(EXAMPLE_MEASURED_JSON))
     >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    ['estimated', 'measured peak memory']
+    ['estimated', 'measured']
     """
     try:
         import matplotlib
@@ -140,20 +141,20 @@ def plot(p: Program, path: Optional[str] = None, fmt: Optional[str] = None):
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    rows = [b for b in p.blocks if b.cost.arrangements or (b.measured and (b.measured.operators or b.measured.peak_memory))]
+    rows = [b for b in p.blocks if (b.spark not in (None, "none") if b.spark is not None else b.cost.arrangements)]
     names = [b.name for b in rows]
     est = [b.cost.bytes or 0 for b in rows]
-    meas = [b.measured.peak_memory if b.measured else 0 for b in rows]
+    meas = [(b.measured.bytes or 0) if b.measured else 0 for b in rows]
     fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(rows) + 2), 4.5))
     x = range(len(rows))
     ax.bar([i - 0.2 for i in x], est, width=0.4, label="estimated", color="#9ecae1")
-    ax.bar([i + 0.2 for i in x], meas, width=0.4, label="measured peak memory", color="#fd8d3c")
+    ax.bar([i + 0.2 for i in x], meas, width=0.4, label="measured", color="#fd8d3c")
     ax.set_xticks(list(x))
     ax.set_xticklabels(names, rotation=45, ha="right", fontsize=8)
     ax.set_ylabel("bytes")
     if any(v > 0 for v in est + meas):
         ax.set_yscale("symlog")
-    ax.set_title(f"ArrNF {p.name}: estimated vs measured bytes per block")
+    ax.set_title(f"ArrNF {p.name}: bytes of the state each block holds, estimated vs measured")
     ax.legend()
     fig.tight_layout()
     if path is not None:

@@ -2,7 +2,8 @@
 docs/arrnf-measured.md), and written back to the same JSON. No Spark is needed to read one.
 
 The text form is the JVM's: ``str(program)`` and ``str(block)`` return the ``text`` fields of the
-JSON, and ``program.arrangements`` is its ``arrangements`` field; Python renders none of them.
+JSON; ``program.realized`` (stateful operators Spark runs) and ``program.arrangements`` (the seed's
+differential count) are its fields; Python renders none of them.
 
 >>> from pyspark_arrnf.examples import EXAMPLE_JSON, EXAMPLE_MEASURED_JSON
 >>> p = Program.from_json(EXAMPLE_JSON)
@@ -11,7 +12,7 @@ JSON, and ``program.arrangements`` is its ``arrangements`` field; Python renders
 >>> p.blocks[0].head.kind, p.blocks[0].cost.arrangements, p.blocks[1].branches[0].negate
 ('Distinct', 1, True)
 >>> print(p["q"])
-[q]  arrangements=0 (no arrangement-forming operator)  why: the query's result
+[q]  arrangements=0 (no arrangement-forming operator)  spark=none  why: the query's result
 Negate Project(#0{a}) Get q.tmp0
 >>> p.to_json() == EXAMPLE_JSON
 True
@@ -27,7 +28,7 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import ClassVar, Optional, Union
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 _NO_TEXT = ("ArrNF JSON without \"text\" fields: the extension jar is older than this pyspark-arrnf package "
             "(the JVM writes the text form). Rebuild the jar ('bash dev/setup') or install matching versions.")
@@ -259,11 +260,29 @@ class Operator(_Json):
     shuffle_bytes: int
     metrics: dict = field(default_factory=dict)
 
+    @property
+    def what(self) -> Optional[str]:
+        """The state it holds, in words (``sort for merge join``, ``broadcast relation``, ...)."""
+        return self.unknown.get("what", (None, None))[1]
+
+    @property
+    def state_rows(self) -> Optional[int]:
+        """Rows of the state it holds (a sort's input, a broadcast relation's rows, an aggregate's groups)."""
+        return self.unknown.get("state_rows", (None, None))[1]
+
+    @property
+    def state_bytes(self) -> Optional[int]:
+        """Bytes of that state, where Spark measures them (an exchange's data size, a hash map's pages)."""
+        return self.unknown.get("state_bytes", (None, None))[1]
+
 
 @dataclass
 class Measured(_Json):
-    """A block's measured figures: sums over its own operators (``operators``, ids), the largest row
-    count among them, and ``ratio`` = measured peak memory / estimated bytes (None without an estimate)."""
+    """A block's measured figures. ``rows`` and :attr:`bytes` are those of the state it holds (its
+    principal operator's, :attr:`state_operator`: a final aggregate's groups, a broadcast relation's
+    rows and data size, a sort's rows); ``peak_memory`` (what Spark allocated), ``spill`` and
+    ``shuffle_bytes`` are sums over its own operators (``operators``, ids); ``ratio`` = measured
+    bytes / estimated bytes (None without both)."""
 
     operators: list[int]
     shared_operators: list[int]
@@ -272,6 +291,16 @@ class Measured(_Json):
     spill: int
     shuffle_bytes: int
     ratio: Optional[float]
+
+    @property
+    def bytes(self) -> Optional[int]:
+        """Bytes of the state the block holds, where Spark measured them (None: not measured)."""
+        return self.unknown.get("bytes", (None, None))[1]
+
+    @property
+    def state_operator(self) -> Optional[int]:
+        """The id of the operator whose state the block's ``rows`` and ``bytes`` are."""
+        return self.unknown.get("state_operator", (None, None))[1]
 
 
 @dataclass
@@ -338,6 +367,15 @@ class Block(_Json):
         asked for (a stream)."""
         return self.unknown.get("realization", (None, None))[1]
 
+    @property
+    def spark(self) -> Optional[str]:
+        """What Spark builds for the block, as the text form shows it: ``"sort for merge join,
+        shuffle"``, ``"none"`` (a streamed side), None (no physical plan asked for)."""
+        r = self.realization
+        if r is None:
+            return None
+        return ", ".join(x["what"] + (" (existing)" if x["shared"] else "") for x in r) or "none"
+
     def leaves(self):
         """Every leaf of the body, joins' inputs included."""
         for b in self.branches:
@@ -364,7 +402,7 @@ class Block(_Json):
                    unknown=_unknown(d, cls))
 
 
-_MEASURED_COLUMNS = ("measured_rows", "peak_memory", "spill", "shuffle_bytes", "ratio")
+_MEASURED_COLUMNS = ("measured_rows", "measured_bytes", "peak_memory", "spill", "shuffle_bytes", "ratio")
 
 
 @dataclass
@@ -407,12 +445,20 @@ class Program(_Json):
 
     @property
     def realized(self) -> Optional[int]:
-        """How many stateful operators Spark's physical plan runs (None: no physical plan asked for)."""
+        """How many stateful operators Spark's physical plan runs (None: no physical plan asked for).
+        The total to read first: ``arrangements`` is the seed's differential model, beside it."""
         return self.unknown.get("realized", (None, None))[1]
 
+    @property
+    def built_blocks(self) -> Optional[int]:
+        """How many blocks Spark builds state for (None: no physical plan asked for)."""
+        return self.unknown.get("built_blocks", (None, None))[1]
+
     def __repr__(self) -> str:
-        return (f"<ArrNF program {self.name!r}: {len(self.blocks)} blocks, {self.arrangements} arrangements, "
-                f"{self.opaque} opaque>")
+        built = (f"Spark builds {self.realized} stateful operators in {self.built_blocks} blocks (differential "
+                 f"model: {self.arrangements} arrangements)" if self.realized is not None else
+                 f"{self.arrangements} arrangements (differential model)")
+        return f"<ArrNF program {self.name!r}: {len(self.blocks)} blocks, {built}, {self.opaque} opaque>"
 
     # -- JSON
     def _known(self) -> dict:  # the JVM's order, which is not the fields'
@@ -445,11 +491,12 @@ class Program(_Json):
 
     # -- costs
     def cost(self) -> list[dict]:
-        """One row per block: where (block), what (head, keys, values, rows, bytes), why; measured
-        figures too in a measured report."""
-        return [{"block": b.name, "head": b.head.kind if b.head else None, "arrangements": b.cost.arrangements,
-                 "rule": b.cost.rule, "keys": b.cost.keys, "values": b.cost.values, "rows": b.cost.rows,
-                 "bytes": b.cost.bytes, "source": b.cost.source, "sharing": b.sharing, "why": b.cost.why,
+        """One row per block: where (block), what Spark builds for it (spark), the seed's differential
+        count (arrangements, rule), what it holds (keys, values, estimated rows and bytes of Spark's
+        state, their source), why; measured figures too in a measured report."""
+        return [{"block": b.name, "head": b.head.kind if b.head else None, "spark": b.spark,
+                 "arrangements": b.cost.arrangements, "rule": b.cost.rule, "keys": b.cost.keys,
+                 "values": b.cost.values, "rows": b.cost.rows, "bytes": b.cost.bytes, "source": b.cost.source, "sharing": b.sharing, "why": b.cost.why,
                  **(_measured_row(b) if self.measurement is not None else {})}
                 for b in self.blocks]
 
@@ -457,12 +504,12 @@ class Program(_Json):
         """:meth:`cost` as a pandas DataFrame."""
         import pandas as pd
 
-        return pd.DataFrame(self.cost(), columns=["block", "head", "arrangements", "rule", "keys", "values",
-                                                  "rows", "bytes", "source", "sharing", "why"] +
+        return pd.DataFrame(self.cost(), columns=["block", "head", "spark", "arrangements", "rule", "keys",
+                                                  "values", "rows", "bytes", "source", "sharing", "why"] +
                             (list(_MEASURED_COLUMNS) if self.measurement is not None else []))
 
 
 def _measured_row(b: Block) -> dict:
     m = b.measured
-    return dict(zip(_MEASURED_COLUMNS, (None, None, None, None, None) if m is None else
-                    (m.rows, m.peak_memory, m.spill, m.shuffle_bytes, m.ratio)))
+    return dict(zip(_MEASURED_COLUMNS, (None,) * len(_MEASURED_COLUMNS) if m is None else
+                    (m.rows, m.bytes, m.peak_memory, m.spill, m.shuffle_bytes, m.ratio)))

@@ -1,7 +1,7 @@
 """Pictures of an ArrNF program: a notebook HTML view and a Graphviz graph of blocks and arrangements.
 
-Each block is a node (arrangement-forming blocks are drawn as boxes with their arrangement count and
-size, stateless ones as plain outlines); an edge goes from a block to each block that reads it,
+Each block is a node (blocks Spark builds state for are filled boxes with what Spark builds, the
+differential count and the size; blocks it streams or pipelines are plain outlines); an edge goes from a block to each block that reads it,
 labelled with the role (join, input, subquery, cte). Tables and cached DataFrames are leaves.
 
 A block's operator line is the first body line of the JVM's text of it (for a block of one
@@ -15,7 +15,7 @@ branch, the head and that branch): Python does not render the text form.
 >>> '"q.tmp0" -> "q"' in dot
 True
 >>> print(dot.splitlines()[3])
-  "q.tmp0" [label="[q.tmp0]\\nDistinct keys=[#0{a}] Get t\\narrangements=1\\nrows≈10 bytes≈400B", shape=box, style="filled", fillcolor="#fde2c4"];
+  "q.tmp0" [label="[q.tmp0]\\nDistinct keys=[#0{a}] Get t\\nspark=hash aggregate (final), shuffle\\narrangements=1\\nrows≈10 bytes≈120B", shape=box, style="filled", fillcolor="#fde2c4"];
 """
 from __future__ import annotations
 
@@ -69,9 +69,15 @@ def to_dot(p: Program) -> str:
             size.append(f"rows≈{_human(c.rows, '')}")
         if c.bytes is not None:
             size.append(f"bytes≈{_human(c.bytes, 'B')}")
-        label = "\\n".join([_label(f"[{b.name}]"), _label(_operator_line(b)), f"arrangements={c.arrangements}"] +
+        spark = b.spark
+        label = "\\n".join([_label(f"[{b.name}]"), _label(_operator_line(b))] +
+                           ([_label(f"spark={spark}")] if spark is not None else []) +
+                           [f"arrangements={c.arrangements}"] +
                            ([" ".join(size)] if size else []) + ([f"shared={b.sharing}"] if b.sharing > 1 else []))
-        style = 'shape=box, style="filled", fillcolor="#fde2c4"' if c.arrangements else "shape=box, style=rounded"
+        # Filled: state Spark builds (where the physical plan is known), else the differential model's.
+        builds = spark not in (None, "none") and any(not r["shared"] for r in b.realization)
+        style = ('shape=box, style="filled", fillcolor="#fde2c4"' if (builds if spark is not None else c.arrangements)
+                 else "shape=box, style=rounded")
         lines.append(f"  {_q(b.name)} [label=\"{label}\", {style}];")
         for leaf in b.leaves():
             if isinstance(leaf, Get) and leaf.source != "block":
@@ -114,19 +120,27 @@ def to_html(p: Program) -> str:
         c = b.cost
         rows.append(
             "<tr>" + "".join(f"<td>{e(str(x))}</td>" for x in (
-                b.name, b.head.kind if b.head else "", c.arrangements, c.rule,
+                b.name, b.head.kind if b.head else "", b.spark or "", c.arrangements, c.rule,
                 " ".join("[" + ", ".join(k) + "]" for k in c.keys),
                 "" if c.rows is None else _human(c.rows, ""), "" if c.bytes is None else _human(c.bytes, "B"),
                 c.source, b.sharing, c.why) + _measured_cells(p, b)) + "</tr>")
     table = ("<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in (
-        "block", "head", "arrangements", "rule", "keys", "rows", "bytes", "source", "sharing", "why") +
+        "block", "head", "spark", "arrangements", "rule", "keys", "rows", "bytes", "source", "sharing", "why") +
         (_MEASURED_HEADERS if p.measurement is not None else ())) +
         "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
-    return (f"<div class=\"arrnf\"><p><b>ArrNF {e(p.name)}</b>: {len(p.blocks)} blocks, {p.arrangements} "
-            f"arrangements, {p.opaque} opaque</p>{table}<pre>{e(str(p))}</pre></div>")
+    return (f"<div class=\"arrnf\"><p><b>ArrNF {e(p.name)}</b>: {e(_totals(p))}</p>{table}"
+            f"<pre>{e(str(p))}</pre></div>")
 
 
-_MEASURED_HEADERS = ("measured rows", "peak memory", "spill", "shuffle", "measured/estimated")
+def _totals(p: Program) -> str:
+    """The program's totals: what Spark builds first, the differential model's count beside it."""
+    built = (f"Spark builds {p.realized} stateful operators in {p.built_blocks} blocks (differential model: "
+             f"{p.arrangements} arrangements)" if p.realized is not None else
+             f"{p.arrangements} arrangements (differential model)")
+    return f"{len(p.blocks)} blocks, {built}, {p.opaque} opaque"
+
+
+_MEASURED_HEADERS = ("measured rows", "measured bytes", "peak memory", "spill", "shuffle", "measured/estimated")
 
 
 def _measured_cells(p: Program, b) -> tuple:
@@ -136,5 +150,6 @@ def _measured_cells(p: Program, b) -> tuple:
     m = b.measured
     if m is None:
         return ("",) * len(_MEASURED_HEADERS)
-    return ("" if m.rows is None else _human(m.rows, ""), _human(m.peak_memory, "B"), _human(m.spill, "B"),
+    return ("" if m.rows is None else _human(m.rows, ""), "" if m.bytes is None else _human(m.bytes, "B"),
+            _human(m.peak_memory, "B"), _human(m.spill, "B"),
             _human(m.shuffle_bytes, "B"), "" if m.ratio is None else f"{m.ratio:.2f}")

@@ -172,6 +172,44 @@ def test_texts_show_the_measured_figures(spark):
     assert m.unattributed and all(f"\n--   unattributed #{i} " in summary for i in m.unattributed)
 
 
+def test_measured_rows_and_bytes_are_the_state_the_block_holds(spark, conf, tmp_path):
+    """Issue 21: a broadcast block's measured rows are the broadcast relation's (not the join's
+    output), a Reduce's are its groups, a merge join input's are the rows its sort holds; bytes are
+    the data Spark measured for that state; the streamed side holds nothing; peak memory (what Spark
+    allocated) stays a column of its own."""
+    spark.range(20000).selectExpr("id", "id % 100 AS k").write.parquet(str(tmp_path / "fact"))
+    spark.range(100).selectExpr("id", "CAST(id AS STRING) AS s").write.parquet(str(tmp_path / "dim"))
+    spark.read.parquet(str(tmp_path / "fact")).createOrReplaceTempView("m_fact")
+    spark.read.parquet(str(tmp_path / "dim")).createOrReplaceTempView("m_dim")
+    sql = "SELECT d.s, count(*) FROM m_fact f JOIN m_dim d ON f.k = d.id GROUP BY d.s"
+    p = measure(sql, spark=spark, name="b")
+    by_what = {b.spark: b for b in p.blocks if b.spark}
+    bcast = next(b for b in p.blocks if b.spark and "broadcast relation" in b.spark)
+    assert bcast.measured.rows == 100, str(bcast)  # not the 20000 rows the join produced
+    op = p.measurement.operator(bcast.measured.state_operator)
+    assert op.what == "broadcast relation" and bcast.measured.bytes == op.metrics["dataSize"]
+    streamed = [b for b in p.blocks if b.spark == "none"]
+    assert streamed and all(b.measured.operators == [] for b in streamed), by_what
+    reduce = p.blocks[-1]
+    assert reduce.head.kind == "Reduce" and reduce.measured.rows == 100, str(reduce)
+    state = p.measurement.operator(reduce.measured.state_operator)
+    shuffle = next(p.measurement.operator(i) for i in reduce.measured.operators
+                   if p.measurement.operator(i).what == "shuffle")
+    row = shuffle.metrics["dataSize"] / shuffle.metrics["shuffleRecordsWritten"]  # keys + buffers, as shuffled
+    assert state.what == "hash aggregate (final)" and reduce.measured.bytes == round(100 * row)
+    # what Spark allocated (pages) is a column of its own, not the arrangement's size
+    assert reduce.measured.peak_memory > 100 * reduce.measured.bytes
+    # without broadcasts: both inputs are sorted for the merge join; each holds its side's rows
+    conf({"spark.sql.autoBroadcastJoinThreshold": -1, "spark.sql.adaptive.enabled": False})
+    m = measure(sql, spark=spark, name="s")
+    sides = sorted(b.measured.rows for b in m.blocks if b.spark and "sort for merge join" in b.spark)
+    assert sides == [100, 20000], str(m)
+    for b in m.blocks:
+        if b.spark and "sort for merge join" in b.spark:
+            state = m.measurement.operator(b.measured.state_operator)
+            assert state.what == "sort for merge join" and b.measured.bytes and b.measured.bytes > 0
+
+
 def test_tpcds_q12_fails_under_ansi_and_is_still_measured(spark, tpcds_db, use_db):
     """At the test scale q12 divides by a zero window sum (ANSI on): the report keeps the operators."""
     use_db(tpcds_db)

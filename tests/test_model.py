@@ -47,18 +47,26 @@ def test_other_format_checks():
     d = json.loads(EXAMPLE_JSON)
     with pytest.raises(ValueError, match="not an ArrNF program"):
         Program.from_dict({**d, "format": "other"})
-    with pytest.raises(ValueError, match="version 2 is newer"):
-        Program.from_dict({**d, "version": 2})
+    with pytest.raises(ValueError, match="version 3 is newer"):
+        Program.from_dict({**d, "version": 3})
 
 
 def test_measured_report():
     p = Program.from_json(EXAMPLE_MEASURED_JSON)
     assert isinstance(p.blocks[0].measured, Measured) and isinstance(p.measurement, Measurement)
     assert p["q.tmp0"].measured.operators == [0, 1] and p.measurement.operator(1).node == "Exchange"
-    assert str(p["q.tmp0"]).splitlines()[1].startswith("  -- measured: rows=10  peak=800B")
+    assert str(p["q.tmp0"]).splitlines()[1].startswith("  -- measured: rows=10  bytes=800B  peak=800B")
     assert str(p).rstrip("\n").splitlines()[-1].startswith("-- measured: 2 stateful operators")
+    m = p["q.tmp0"].measured
+    assert (m.rows, m.bytes, m.state_operator) == (10, 800, 0) and p["q"].measured.bytes is None
+    assert [(o.what, o.state_rows, o.state_bytes) for o in p.measurement.operators] == [
+        ("hash aggregate (final)", 10, 800), ("shuffle", 10, 160)]
     frame = p.cost_frame()
-    assert list(frame["peak_memory"]) == [800, 0] and list(frame["ratio"])[0] == 2.0
+    assert list(frame["peak_memory"]) == [800, 0] and list(frame["measured_bytes"])[0] == 800
+    assert round(list(frame["ratio"])[0], 2) == 6.67
+    assert list(frame["spark"]) == ["hash aggregate (final), shuffle", "none"]
+    assert (p.realized, p.built_blocks) == (2, 1) and repr(p).endswith(
+        "2 blocks, Spark builds 2 stateful operators in 1 blocks (differential model: 1 arrangements), 0 opaque>")
     plain = Program.from_json(EXAMPLE_JSON)
     assert "peak_memory" not in plain.cost_frame().columns
 
@@ -77,17 +85,17 @@ def test_fields_of_a_newer_jar_are_written_back_in_their_places():
     they were (``unknown``), so a newer jar's JSON still round-trips byte for byte."""
     d = json.loads(EXAMPLE_MEASURED_JSON)
     d = {"first": 0, **d}
-    d = {k: v for pair in d.items() for k, v in ([pair, ("realized", 3)] if pair[0] == "arrangements" else [pair])}
+    d = {k: v for pair in d.items() for k, v in ([pair, ("later", 3)] if pair[0] == "arrangements" else [pair])}
     b = d["blocks"][0]
     d["blocks"][0] = {k: v for pair in b.items()
-                      for k, v in ([pair, ("realization", [{"id": 0, "what": "hash table"}])]
+                      for k, v in ([pair, ("later", [{"id": 0, "what": "hash table"}])]
                                    if pair[0] == "notes" else [pair])}
     d["blocks"][0]["branches"][0]["leaf"]["stats"] = {"rows": 10}
     d["measurement"]["operators"][1] = {**d["measurement"]["operators"][1], "what": "shuffle files"}
     raw = json.dumps(d, ensure_ascii=False, separators=(",", ":"))
     p = Program.from_json(raw)
     assert p.to_json() == raw and Program.from_json(p.to_json()) == p
-    assert p.unknown["realized"] == ("arrangements", 3) and "realization" in p.blocks[0].unknown
+    assert p.unknown["later"] == ("arrangements", 3) and p.blocks[0].unknown["later"][0] == "notes"
     assert str(p) == d["text"] and "unknown" not in repr(p.blocks[0])
 
 

@@ -5,6 +5,7 @@ import scala.util.Try
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expression}
 import org.apache.spark.sql.catalyst.expressions.aggregate._
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.plans.logical.statsEstimation.EstimationUtils
 
 import arrnf.model.{AggKind, Consumer, Cost, Head, HeadKind, Mode}
 
@@ -21,15 +22,18 @@ import arrnf.model.{AggKind, Consumer, Cost, Head, HeadKind, Mode}
  *  - TopK: 16 stages;
  *  - a block without head (Union, Map, Filter, Project, FlatMap, Join of arranged inputs): 0.
  *
- * Estimated size of the arrangement: rows × (key width + value width + 32), 32 bytes being
- * Materialize's bound on the per-update overhead. Rows come from [[Estimator]], labelled with their
+ * The counts are the seed's model, shown beside what Spark builds (the block's realization). The
+ * estimated rows and bytes are those of the state Spark holds for the block (issue 21): an
+ * ArrangeBy's rows (the sorted, hashed, broadcast or shuffled copy of the block), the groups of a
+ * Reduce, Distinct or Threshold (Spark's hash aggregate holds its groups, not its input), the input
+ * of a window Reduce (Spark's window buffer and its sort hold every row) and of a TopK (bounded by
+ * its limit when it has no groups: Spark keeps the first rows per partition). Bytes are Spark's
+ * row size (an UnsafeRow: 8 bytes of header, 8 per column, strings' lengths; Catalyst's
+ * `EstimationUtils.getSizePerRow`) times rows. Rows come from [[Estimator]], labelled with their
  * source (catalog, file metadata, sketch, cache, exact, or an estimate from those); when nothing is
  * known, rows and bytes are absent and the source says `unknown` and why.
- * For ArrangeBy the arranged collection is the block's own rows; for the other heads it is the
- * head's input, arranged by the head's keys (the state a reduce holds).
  */
 object CostModel {
-  val UpdateOverhead = 32L
   val TopKStages = 16
   val HierarchicalStages = 16
 
@@ -89,17 +93,20 @@ object CostModel {
     }
     if (n == 0) return Cost(0, rule, Nil, Nil, None, None, "none", why)
     val h = head.get
-    // An ArrangeBy holds its block's rows keyed by the key expressions; the other heads hold their
-    // input keyed by the input columns their keys read.
-    val arrangeBy = h.kind == HeadKind.ArrangeBy
-    val (arranged, arrangedOut) = if (arrangeBy) (plan, planOut) else (input, inputOut)
+    val (arranged, arrangedOut) = h.kind match {
+      case HeadKind.ArrangeBy => (plan, planOut)
+      case HeadKind.Reduce if h.mode.contains(Mode.Window) => (input, inputOut)
+      case HeadKind.TopK => (input, inputOut)
+      case _ => (plan, planOut)
+    }
     val refs = AttributeSet(keys.flatMap(_.references))
-    val keyWidth = if (arrangeBy) keys.map(e => Try(e.dataType.defaultSize).getOrElse(8)).sum
-      else inputOut.filter(refs.contains).map(a => Try(a.dataType.defaultSize).getOrElse(8)).sum
-    val values: Seq[Attribute] = if (arrangeBy) arrangedOut.filterNot(refs.contains) else arrangedOut
-    val valueWidth = values.map(a => Try(a.dataType.defaultSize).getOrElse(8)).sum
-    val (rows, source) = if (streaming) (None, "unknown: a stream") else estimateRows(arranged, estimate)
-    val bytes = rows.map(r => (BigInt(r) * (keyWidth + valueWidth + UpdateOverhead)).min(BigInt(Long.MaxValue)).toLong)
+    val values: Seq[Attribute] = arrangedOut.filterNot(refs.contains)
+    val (estimated, source) = if (streaming) (None, "unknown: a stream") else estimateRows(arranged, estimate)
+    // Spark's TakeOrderedAndProject keeps at most limit + offset rows per partition, the result as many.
+    val rows = if (h.kind == HeadKind.TopK && h.keys.forall(_.isEmpty) && h.mode.isEmpty)
+      h.limit.fold(estimated)(l => estimated.map(_.min(l + h.offset.getOrElse(0L)))) else estimated
+    val rowSize = Try(EstimationUtils.getSizePerRow(arrangedOut)).getOrElse(BigInt(8 + 8 * arrangedOut.size))
+    val bytes = rows.map(r => (BigInt(r) * rowSize).min(BigInt(Long.MaxValue)).toLong)
     Cost(n, rule, h.keys, values.map(_.name), rows, bytes, source, why)
   }
 

@@ -4,14 +4,63 @@ import scala.jdk.CollectionConverters._
 import scala.util.Try
 import scala.util.control.NonFatal
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeMap}
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, LeafNode, LogicalPlan, Statistics}
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, BinaryComparison, Equality, Expression, In, InSet, IsNotNull, IsNull, Literal, Not, Or}
+import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Filter, LeafNode, LogicalPlan, Statistics}
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.{BooleanType, DateType, NumericType, TimestampType}
 
 import arrnf.stats.{FileFacts, Sketches}
+
+object Estimator {
+  /** Why Spark's estimation gave no rows above inputs whose rows are known. */
+  val NoColumnStatistics = "unknown: no distinct counts for its filter, join or grouping columns " +
+    "(take the sketch pass, or ANALYZE TABLE ... FOR ALL COLUMNS)"
+
+  /** Why a filter whose columns have statistics has no estimate. */
+  val UnestimatedFilter = "unknown: a filter Spark's estimation does not cover (LIKE, functions, " +
+    "expressions of columns)"
+
+  /**
+   * Whether Spark's filter estimation estimates every part of `condition` from `stats` (its
+   * `FilterEstimation`). A part it cannot estimate it counts as keeping every row: that is a guess,
+   * so such a filter's rows are unknown. NULL checks need the column's NULL count and a leaf below
+   * (Spark trusts NULL counts only there); comparisons with a literal need distinct and NULL counts,
+   * and numbers, dates and times their range; comparisons of two columns both columns' counts;
+   * anything else (LIKE, functions, subqueries) is not estimated.
+   */
+  def estimable(condition: Expression, stats: AttributeMap[ColumnStat], onLeaf: Boolean): Boolean = {
+    def counted(a: Attribute) = stats.get(a).exists(s => s.distinctCount.isDefined && s.nullCount.isDefined)
+    def ranged(a: Attribute) = counted(a) && stats.get(a).exists(s => s.min.isDefined && s.max.isDefined) &&
+      (a.dataType match {
+        case _: NumericType | DateType | TimestampType | BooleanType => true
+        case _ => false
+      })
+    def nulls(a: Attribute) = onLeaf && stats.get(a).exists(_.nullCount.isDefined)
+    def all(c: Expression): Boolean = c match {
+      case And(l, r) => all(l) && all(r)
+      case Or(l, r) => all(l) && all(r)
+      case Not(x) => all(x)
+      case _: Literal => true
+      case IsNull(a: Attribute) => nulls(a)
+      case IsNotNull(a: Attribute) => nulls(a)
+      case Equality(a: Attribute, _: Literal) => counted(a)
+      case Equality(_: Literal, a: Attribute) => counted(a)
+      case b: BinaryComparison => (b.left, b.right) match {
+        case (a: Attribute, _: Literal) => ranged(a)
+        case (_: Literal, a: Attribute) => ranged(a)
+        case (l: Attribute, r: Attribute) => counted(l) && counted(r)
+        case _ => false
+      }
+      case In(a: Attribute, list) if list.forall(_.isInstanceOf[Literal]) => counted(a)
+      case InSet(a: Attribute, _) => counted(a)
+      case _ => false
+    }
+    all(condition)
+  }
+}
 
 /** Estimated rows of a subtree and where they come from (`unknown` with no rows). */
 final case class Estimate(rows: Option[BigInt], source: String)
@@ -29,6 +78,8 @@ final case class Estimate(rows: Option[BigInt], source: String)
  * column statistics it needs, and its estimates never exceed the product of their inputs' rows.
  */
 final class Estimator {
+  import Estimator.{NoColumnStatistics, UnestimatedFilter}
+
   private val known = new java.util.IdentityHashMap[LogicalPlan, Estimate]()
 
   def apply(p: LogicalPlan): Estimate = {
@@ -59,9 +110,11 @@ final class Estimator {
             val rows = Try(copied.stats.rowCount).toOption.flatten
             p match {
               // Spark assumes a predicate it cannot estimate keeps every row: that is no estimate.
-              case f: Filter if !f.condition.references.forall(a =>
-                  Try(children.head.stats.attributeStats.contains(a)).getOrElse(false)) =>
-                note(p, None, "unknown")
+              case f: Filter if !Try(Estimator.estimable(f.condition, children.head.stats.attributeStats,
+                  children.head.isInstanceOf[LeafNode])).getOrElse(false) =>
+                val counted = Try(f.condition.references.forall(a => children.head.stats.attributeStats.get(a)
+                  .exists(_.distinctCount.isDefined))).getOrElse(false)
+                note(p, None, unknownBelow(p).getOrElse(if (counted) UnestimatedFilter else NoColumnStatistics))
                 EstimatedLeaf(p.output, Statistics(sizeInBytes = Try(copied.stats.sizeInBytes).getOrElse(
                   SQLConf.get.defaultSizeInBytes)), "unknown")
               case _ =>
@@ -72,7 +125,10 @@ final class Estimator {
                 }
                 val below = p.children.flatMap(ch => sourcesBelow.getOrElse(ch, Set.empty[String])).toSet
                 sourcesBelow.put(p, below)
-                note(p, rows, kept.getOrElse("estimate: " + below.toSeq.sorted.mkString(", ")))
+                // Rows known from no statistics below are the plan's own (a global aggregate's one row).
+                note(p, rows, if (rows.isEmpty) unknownBelow(p).getOrElse(NoColumnStatistics)
+                  else kept.getOrElse(if (below.isEmpty) "estimate: the plan's shape (a global aggregate's one row, a limit)"
+                    else "estimate: " + below.toSeq.sorted.mkString(", ")))
                 copied
             }
         }
@@ -81,6 +137,12 @@ final class Estimator {
       copy(root)
     }
   }
+
+  /** Why the rows of one of `p`'s inputs are unknown, if they are: the first reason below. */
+  private def unknownBelow(p: LogicalPlan): Option[String] =
+    p.children.iterator.map(c => Option(known.get(c))).collectFirst {
+      case Some(Estimate(None, why)) if why.startsWith("unknown: ") => why
+    }
 
   // The leaf sources below each node (for its label).
   private val sourcesBelow = new java.util.IdentityHashMap[LogicalPlan, Set[String]]().asScala
@@ -110,9 +172,12 @@ final class Estimator {
       AttributeMap(r.output.flatMap(a => s.columns.get(a.name.toLowerCase(java.util.Locale.ROOT)).map(a -> _)))
     }
     val staleNote = sketch.flatMap(_.left.toOption).map(w => s"; $w").getOrElse("")
-    (try FileFacts.rows(h, conf) catch { case NonFatal(e) => Left(e.toString) }) match {
-      case Right(n) =>
-        (own.copy(rowCount = Some(BigInt(n)), attributeStats = columns.getOrElse(AttributeMap.empty)),
+    (try FileFacts.footers(h, conf) catch { case NonFatal(e) => Left(e.toString) }) match {
+      case Right(f) =>
+        // Without a sketch, the footers' exact NULL counts (enough for Spark's IS NOT NULL estimate).
+        val nullCounts = AttributeMap(r.output.flatMap(a => f.nullCounts.get(a.name.toLowerCase(java.util.Locale.ROOT))
+          .map(n => a -> ColumnStat(nullCount = Some(BigInt(n))))))
+        (own.copy(rowCount = Some(BigInt(f.rows)), attributeStats = columns.getOrElse(nullCounts)),
           if (columns.isDefined) "file metadata, sketch" else "file metadata" + staleNote)
       case Left(why) => sketch.flatMap(_.toOption) match {
         case Some(s) => (own.copy(rowCount = Some(BigInt(s.rows)), attributeStats = columns.get), "sketch")

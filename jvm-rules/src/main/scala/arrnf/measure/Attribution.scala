@@ -5,12 +5,12 @@ import scala.util.Try
 
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
-import org.apache.spark.sql.execution.{ReusedSubqueryExec, SortExec, SparkPlan}
-import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
+import org.apache.spark.sql.execution.{ColumnarToRowExec, InputAdapter, ProjectExec, ReusedSubqueryExec, SortExec, SparkPlan, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
-import org.apache.spark.sql.execution.joins.{BaseJoinExec, BroadcastNestedLoopJoinExec, HashJoin}
+import org.apache.spark.sql.execution.joins.{BaseJoinExec, BroadcastNestedLoopJoinExec, HashJoin, ShuffledHashJoinExec}
 import org.apache.spark.sql.execution.window.WindowExecBase
 
 import arrnf.normalize.BlockIndex
@@ -49,11 +49,73 @@ object Attribution {
       spill: Long,
       shuffleBytes: Long,
       metrics: Map[String, Long],
-      what: String = "")
+      what: String = "",
+      stateRows: Option[Long] = None,
+      stateBytes: Option[Long] = None)
 
   /** SQL metrics of `p` by name (values never negative: an unset size metric reads as 0). */
   def metricsOf(p: SparkPlan): Map[String, Long] =
     Try(p.metrics.map { case (k, m) => k -> math.max(m.value, 0L) }).getOrElse(Map.empty)
+
+  /** Rows `p` produces, read through the nodes that keep their input's rows (code generation
+   *  wrappers, query stages, AQE's shuffle reads, reused exchanges, projections). */
+  private[measure] def rowsOf(p: SparkPlan): Option[Long] = through(p) { x =>
+    val m = metricsOf(x)
+    m.get("numOutputRows").orElse(m.get("shuffleRecordsWritten"))
+  }
+
+  /** Bytes of the rows `p` produces where Spark measured them: an exchange's `dataSize`. */
+  private[measure] def bytesOf(p: SparkPlan): Option[Long] = through(p) {
+    case x @ (_: ShuffleExchangeLike | _: BroadcastExchangeLike) => metricsOf(x).get("dataSize")
+    case _ => None
+  }
+
+  /** The measured size of one row `p` produces where it is a shuffle: data size / records. */
+  private def shuffledRowSize(p: SparkPlan): Option[Double] = through(p) {
+    case x: ShuffleExchangeLike =>
+      val m = metricsOf(x)
+      for (r <- m.get("shuffleRecordsWritten").filter(_ > 0); d <- m.get("dataSize")) yield d.toDouble / r
+    case _ => None
+  }
+
+  private def through[T](p: SparkPlan)(f: SparkPlan => Option[T]): Option[T] = p match {
+    case s: QueryStageExec => through(s.plan)(f)
+    case r: ReusedExchangeExec => through(r.child)(f)
+    case a: AdaptiveSparkPlanExec => through(a.executedPlan)(f)
+    case _: WholeStageCodegenExec | _: InputAdapter | _: AQEShuffleReadExec | _: ProjectExec |
+         _: ColumnarToRowExec => through(p.children.head)(f)
+    case x => f(x)
+  }
+
+  /**
+   * The rows and bytes of the state `p` holds (seed `arrangement-costs.md`: what an arrangement
+   * holds), where Spark measured them: a shuffle's records and data size, a broadcast relation's
+   * rows and data size, a sort's input (the rows of the exchange it reads), a hash join's build
+   * side (a shuffled one's `buildDataSize`), an aggregate's groups and their size (groups × the size
+   * of a row of the shuffle below it, which carries the same keys and buffers; none without one:
+   * `peakMemory` counts the pages Spark allocated, not what they hold), a window's rows. A sort-merge join holds
+   * one key's rows at a time: none.
+   */
+  private[measure] def stateOf(p: SparkPlan, m: Map[String, Long]): (Option[Long], Option[Long]) = p match {
+    case _: ShuffleExchangeLike => (m.get("shuffleRecordsWritten"), m.get("dataSize"))
+    case _: BroadcastExchangeLike => (m.get("numOutputRows"), m.get("dataSize"))
+    case s: SortExec => (rowsOf(s.child), bytesOf(s.child))
+    case h: ShuffledHashJoinExec =>
+      val build = if (h.buildSide == BuildLeft) h.left else h.right
+      (rowsOf(build), m.get("buildDataSize"))
+    case h: HashJoin =>
+      val build = if (h.buildSide == BuildLeft) h.left else h.right
+      (rowsOf(build), bytesOf(build))
+    case _: BaseJoinExec => (None, None)
+    case a: BaseAggregateExec =>
+      // The hash map holds its groups, each a row of the grouping keys and aggregation buffers: the
+      // rows the shuffle below it carried (the partial aggregate's), whose size Spark measured.
+      val groups = m.get("numOutputRows")
+      (groups, for (g <- groups; size <- shuffledRowSize(a.child)) yield math.round(g * size))
+    // A window holds each partition's rows; Spark counts none of its own: those it reads.
+    case w: WindowExecBase => (m.get("numOutputRows").orElse(rowsOf(w.child)), None)
+    case _ => (m.get("numOutputRows"), None)
+  }
 
   /** The stateful operator kind of `p`, if it holds state: the one classification, which
    *  `PlanFacts.physicalCounts` counts with too. */
@@ -105,8 +167,10 @@ object Attribution {
       }
       val spill = if (shared) 0L else m.getOrElse("spillSize", 0L)
       val shuffle = if (shared) 0L else m.getOrElse("shuffleBytesWritten", 0L)
+      val (stateRows, stateBytes) = Try(stateOf(p, m)).getOrElse((None, None))
       val id = ops.size
-      ops += Op(id, p.nodeName, kind, block, shared, None, reason, rows, peak, spill, shuffle, m, Realization.what(p, parent))
+      ops += Op(id, p.nodeName, kind, block, shared, None, reason, rows, peak, spill, shuffle, m, Realization.what(p, parent),
+        stateRows, stateBytes)
       idOf.put(p, id)
       id
     }
@@ -158,7 +222,12 @@ object Attribution {
           visit(p.children(1), r.orElse(here), "below a join: the right input's arrangement", Some(p))
         case _ =>
           val childWhy = if (own.isDefined) s"inherits from ${p.nodeName}" else why
-          p.children.foreach(c => visit(c, here, childWhy, Some(p)))
+          // Code generation wrappers are not the parent that says what a sort is for.
+          val above = p match {
+            case _: WholeStageCodegenExec | _: InputAdapter => parent
+            case _ => Some(p)
+          }
+          p.children.foreach(c => visit(c, here, childWhy, above))
       }
       p.subqueries.foreach(s => visit(s, here, s"subquery of ${p.nodeName}", Some(p)))
     }

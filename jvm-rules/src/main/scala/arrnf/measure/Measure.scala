@@ -21,11 +21,13 @@ import arrnf.render.{JsonFormat, TextFormat}
  * its FINAL plan (the adaptive plan's `executedPlan`) with its Spark SQL metrics, attributed to the
  * ArrNF block it realizes ([[Attribution]]).
  *
- * Figures: `rows` (numOutputRows, or shuffleRecordsWritten for a shuffle), `peakMemory` (the
- * operator's peakMemory metric; buildDataSize for a shuffled hash join's hash table; dataSize for a
- * broadcast, the relation every executor holds), `spill` (spillSize), `shuffleBytes`
- * (shuffleBytesWritten). Spark sums peakMemory over tasks, so the figure is the sum of each task's
- * peak. A block's measured bytes are the peak memory of its own (non-shared) operators.
+ * Figures per operator: `rows` (numOutputRows, or shuffleRecordsWritten for a shuffle), the rows
+ * and bytes of the state it holds ([[Attribution.stateOf]]), `peakMemory` (the operator's
+ * peakMemory metric; buildDataSize for a shuffled hash join's hash table; dataSize for a broadcast,
+ * the relation every executor holds), `spill` (spillSize), `shuffleBytes` (shuffleBytesWritten).
+ * Spark sums peakMemory over tasks, so the figure is the sum of each task's peak. A block's measured
+ * rows and bytes are its arrangement's: those of its principal operator's state; its peak memory
+ * (allocation) is the sum over its own (non-shared) operators, a column of its own.
  */
 object Measure {
   import Attribution._
@@ -36,13 +38,17 @@ object Measure {
     "reuses" -> o.reuses.map(i => JInt(i)).getOrElse(JNull), "reason" -> JString(o.reason),
     "rows" -> o.rows.map(JLong(_)).getOrElse(JNull), "peak_memory" -> JLong(o.peakMemory),
     "spill" -> JLong(o.spill), "shuffle_bytes" -> JLong(o.shuffleBytes), "what" -> JString(o.what),
+    "state_rows" -> o.stateRows.map(JLong(_)).getOrElse(JNull), "state_bytes" -> o.stateBytes.map(JLong(_)).getOrElse(JNull),
     "metrics" -> JObject(o.metrics.toList.sortBy(_._1).map { case (k, v) => k -> JLong(v) }))
 
-  /** A block's measured figures: sums over its own operators (shared ones listed apart), the largest
-   *  row count among them, and the ratio of measured peak memory to the estimated bytes. */
+  /** A block's measured figures. `rows` and `bytes` are those of the state it holds: the figures of
+   *  its principal operator ([[principal]]); `peak` (allocation), `spill` and `shuffle` are sums over
+   *  its own operators (shared ones listed apart); `ratio` = measured state bytes / estimated bytes. */
   final case class Figures(own: Seq[Op], shared: Seq[Op], ratio: Option[Double]) {
+    val main: Option[Op] = principal(own)
+    val rows: Option[Long] = main.flatMap(_.stateRows)
+    val bytes: Option[Long] = main.flatMap(_.stateBytes)
     val peak: Long = own.map(_.peakMemory).sum
-    val rows: Option[Long] = own.flatMap(_.rows).reduceOption(_ max _)
     val spill: Long = own.map(_.spill).sum
     val shuffle: Long = own.map(_.shuffleBytes).sum
 
@@ -50,6 +56,8 @@ object Measure {
       "operators" -> JArray(own.map(o => JInt(o.id)).toList),
       "shared_operators" -> JArray(shared.map(o => JInt(o.id)).toList),
       "rows" -> rows.map(JLong(_)).getOrElse(JNull),
+      "bytes" -> bytes.map(JLong(_)).getOrElse(JNull),
+      "state_operator" -> main.map(o => JInt(o.id)).getOrElse(JNull),
       "peak_memory" -> JLong(peak),
       "spill" -> JLong(spill),
       "shuffle_bytes" -> JLong(shuffle),
@@ -58,19 +66,39 @@ object Measure {
     /** The line the text form prints under the block's header. */
     def line: String = {
       val h = TextFormat.human _
-      val parts = rows.map(r => s"rows=${h(r, "")}").toSeq ++ Seq(s"peak=${h(peak, "B")}", s"spill=${h(spill, "B")}",
-        s"shuffle=${h(shuffle, "B")}") ++ ratio.map(r => "ratio=" + String.format(java.util.Locale.ROOT, "%.2f", Double.box(r)))
+      val parts = rows.map(r => s"rows=${h(r, "")}").toSeq ++ bytes.map(b => s"bytes=${h(b, "B")}") ++
+        Seq(s"peak=${h(peak, "B")}", s"spill=${h(spill, "B")}", s"shuffle=${h(shuffle, "B")}") ++
+        ratio.map(r => "ratio=" + String.format(java.util.Locale.ROOT, "%.2f", Double.box(r)))
       val ids = if (own.isEmpty) "none" else own.map(_.id).mkString(", ")
       val alsoShared = if (shared.isEmpty) "" else "; shared " + shared.map(_.id).mkString(", ")
-      "measured: " + parts.mkString("  ") + s" (operators $ids$alsoShared)"
+      val of = main.map(o => s"; state of ${o.id} ${o.what}").getOrElse("")
+      "measured: " + parts.mkString("  ") + s" (operators $ids$alsoShared$of)"
     }
+  }
+
+  /** The operator whose state is the block's arrangement: a final aggregate, window, broadcast
+   *  relation, hash join build or sort before a partial aggregate or a shuffle (which hold copies
+   *  on the way to it); the first in plan order among equals. */
+  def principal(own: Seq[Op]): Option[Op] = {
+    def rank(o: Op): Int = o.what match {
+      case w if w.startsWith("state store") => 0
+      case w if w.contains("aggregate") && !w.contains("partial") => 0
+      case "window buffer" => 0
+      case "broadcast relation" => 1
+      case w if w.contains("hash table") => 2
+      case w if w.startsWith("sort") => 3
+      case w if w.contains("aggregate") => 4
+      case "shuffle" => 5
+      case _ => 6
+    }
+    own.filter(_.stateRows.isDefined).sortBy(rank).headOption.orElse(own.headOption)
   }
 
   def figures(b: Block, ops: Seq[Op]): Figures = {
     val mine = ops.filter(o => o.block.contains(b.name))
     val own = mine.filterNot(_.shared)
-    val peak = own.map(_.peakMemory).sum
-    Figures(own, mine.filter(_.shared), b.cost.bytes.filter(_ > 0).filter(_ => own.nonEmpty).map(e => peak.toDouble / e))
+    val bytes = principal(own).flatMap(_.stateBytes)
+    Figures(own, mine.filter(_.shared), for (e <- b.cost.bytes.filter(_ > 0); m <- bytes) yield m.toDouble / e)
   }
 
   /** How the run ended and what it is: the query's error (None: it ran), its result rows, the
@@ -176,7 +204,8 @@ object Measure {
         case None => (m.get("numTotalStateRows"), m.getOrElse("stateMemory", 0L))
       }
       Op(i, s.nodeName, "state", b, shared = false, None,
-        if (b.isDefined) "logical link" else "its logical node is in no block", rows, peak, 0L, 0L, m, "state store")
+        if (b.isDefined) "logical link" else "its logical node is in no block", rows, peak, 0L, 0L, m, "state store",
+        stateRows = rows, stateBytes = Some(peak))
     }
     val error = q.exception.map(e => firstLine(e.getMessage, e))
     report(program, ops, Run(error, batchId = Some(exec.currentBatchId), finalPlan = Some(true),

@@ -17,7 +17,7 @@ package arrnf.model
  */
 object Program {
   /** Bump when the JSON form changes incompatibly (docs/arrnf-json.md). */
-  val FormatVersion = 1
+  val FormatVersion = 2
 }
 
 /**
@@ -207,7 +207,10 @@ final case class ArrnfProgram(
     opaque: Int,
     version: Int = Program.FormatVersion,
     realized: Option[Int] = None) {
+  /** The seed's differential count (what Materialize would arrange). */
   def arrangements: Int = blocks.map(_.cost.arrangements).sum
+  /** Blocks for which Spark builds state of its own (None: no physical plan asked for). */
+  def builtBlocks: Option[Int] = realized.map(_ => blocks.count(_.realization.exists(_.exists(!_.shared))))
   def block(name: String): Block = blocks.find(_.name == name).getOrElse(
     throw new NoSuchElementException(s"no block $name in ${blocks.map(_.name).mkString(", ")}"))
 }

@@ -81,6 +81,7 @@ object JsonFormat {
     "opaque" -> JInt(p.opaque),
     "arrangements" -> JInt(p.arrangements),
     "realized" -> opt(p.realized)(JInt(_)),
+    "built_blocks" -> opt(p.builtBlocks)(JInt(_)),
     "blocks" -> JArray(p.blocks.map(b => block(b, measured(b))).toList),
     "finishing" -> JArray(p.finishing.map(unary).toList),
     "text" -> JString(TextFormat(p, measured, summary)))

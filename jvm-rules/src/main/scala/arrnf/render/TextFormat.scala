@@ -7,7 +7,7 @@ import arrnf.model._
  * head and the body, each `[Negate] Unary* Leaf` branch on one line, outermost operator first:
  *
  * {{{
- * [l4.tmp0]  arrangements=1 (Distinct: 1 reduce)  keys=[[#0{c0}]]  rows≈10 (rowCount)  bytes≈420B  why: ...
+ * [l4.tmp0]  arrangements=1 (Distinct: 1 reduce)  keys=[[#0{c0}]]  spark=[hash aggregate (final)]  rows≈10 (exact)  bytes≈160B  why: ...
  * Distinct keys=[#0{c0}] Project(#0{c0}) Get l3
  * }}}
  *
@@ -24,9 +24,15 @@ object TextFormat {
   def apply(p: ArrnfProgram, measured: Block => Option[String], summary: Option[String]): String = {
     val sb = new java.lang.StringBuilder(256 * (p.blocks.size + 1))
     sb.append("-- ArrNF ").append(p.name).append(": ").append(p.blocks.size).append(" blocks, ")
-      .append(p.arrangements).append(" arrangements, ").append(p.opaque).append(" opaque")
+    // What Spark builds is the total a user pays for; the seed's differential count stays beside it.
+    p.realized match {
+      case Some(n) =>
+        sb.append("Spark builds ").append(n).append(" stateful operators in ").append(p.builtBlocks.getOrElse(0))
+          .append(" blocks (differential model: ").append(p.arrangements).append(" arrangements), ")
+      case None => sb.append(p.arrangements).append(" arrangements (differential model), ")
+    }
+    sb.append(p.opaque).append(" opaque")
     if (p.streaming) sb.append(", streaming")
-    p.realized.foreach(n => sb.append("; Spark runs ").append(n).append(" stateful operators"))
     sb.append('\n')
     p.blocks.foreach { b => sb.append('\n'); block(b, measured(b), sb) }
     if (p.finishing.nonEmpty) {
@@ -85,17 +91,19 @@ object TextFormat {
     val c = b.cost
     sb.append('[').append(b.name).append("]  arrangements=").append(c.arrangements).append(" (").append(c.rule).append(')')
     if (c.keys.nonEmpty) { sb.append("  keys="); keySets(c.keys, sb) }
-    c.rows match {
-      case Some(r) => sb.append("  rows≈").append(human(r, "")).append(" (").append(c.source).append(')')
-      case None if c.arrangements > 0 => sb.append("  rows=unknown")
-      case None =>
-    }
-    c.bytes.foreach(x => sb.append("  bytes≈").append(human(x, "B")))
-    if (b.sharing > 1) sb.append("  shared=").append(b.sharing)
     b.realization.foreach { r =>
       sb.append("  spark=")
       if (r.isEmpty) sb.append("none") else strings(r.map(x => if (x.shared) x.what + " (existing)" else x.what), sb)
     }
+    c.rows match {
+      case Some(r) => sb.append("  rows≈").append(human(r, "")).append(" (").append(c.source).append(')')
+      case None if c.arrangements > 0 =>
+        sb.append("  rows=unknown")
+        if (c.source.startsWith("unknown: ")) sb.append(" (").append(c.source, 9, c.source.length).append(')')
+      case None =>
+    }
+    c.bytes.foreach(x => sb.append("  bytes≈").append(human(x, "B")))
+    if (b.sharing > 1) sb.append("  shared=").append(b.sharing)
     sb.append("  why: ").append(c.why)
   }
 

@@ -15,14 +15,18 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 
 /**
  * What a relation's files say about it without reading its data: the exact row count kept in
- * Parquet footers (the sum of the row groups' counts). Footers are read once per file version
- * (path, length, modification time): a file that changed is read again.
+ * Parquet footers (the sum of the row groups' counts) and, per top-level column, its exact NULL
+ * count where every row group's statistics keep one. Footers are read once per file version (path,
+ * length, modification time): a file that changed is read again.
  */
 object FileFacts {
   /** A file as it is now: a changed file is another key. */
   final case class FileKey(path: String, length: Long, modified: Long)
 
-  private val footerRows = new ConcurrentHashMap[FileKey, java.lang.Long]()
+  /** What the footers of a relation's files state: rows, and NULL counts by lower-case column name. */
+  final case class Footers(rows: Long, nullCounts: Map[String, Long])
+
+  private val footers = new ConcurrentHashMap[FileKey, Footers]()
   private val MaxCached = 100000
 
   /** The files of `r` now (its index's listing). */
@@ -32,26 +36,44 @@ object FileFacts {
   def keys(r: HadoopFsRelation): Seq[FileKey] =
     files(r).map(f => FileKey(f.getPath.toString, f.getLen, f.getModificationTime)).sortBy(_.path)
 
-  /** The exact row count of a Parquet relation from its footers, or why there is none. */
-  def rows(r: HadoopFsRelation, hadoopConf: Configuration): Either[String, Long] = r.fileFormat match {
+  /** One file's footer: its rows and the NULL counts of the flat columns all its row groups count. */
+  private def footerOf(hadoopConf: Configuration, f: FileStatus): Footers = {
+    val blocks = ParquetFileReader.readFooter(hadoopConf, f, ParquetMetadataConverter.NO_FILTER).getBlocks.asScala.toSeq
+    val chunks = blocks.map(_.getColumns.asScala.toSeq.filter(_.getPath.size == 1).map { c =>
+      val st = c.getStatistics
+      c.getPath.toDotString.toLowerCase(java.util.Locale.ROOT) ->
+        (if (st != null && !st.isEmpty && st.isNumNullsSet) Some(st.getNumNulls) else None)
+    })
+    val names = chunks.headOption.map(_.map(_._1)).getOrElse(Nil)
+    val nulls = names.flatMap { n =>
+      val per = chunks.map(_.find(_._1 == n).flatMap(_._2))
+      if (per.forall(_.isDefined)) Some(n -> per.map(_.get).sum) else None
+    }.toMap
+    Footers(blocks.map(_.getRowCount).sum, nulls)
+  }
+
+  /** What the Parquet footers of `r`'s files state, or why nothing. */
+  def footers(r: HadoopFsRelation, hadoopConf: Configuration): Either[String, Footers] = r.fileFormat match {
     case _: ParquetFileFormat =>
       try {
-        var total = 0L
-        files(r).foreach { f =>
+        val each = files(r).map { f =>
           val key = FileKey(f.getPath.toString, f.getLen, f.getModificationTime)
-          val known = footerRows.get(key)
-          total += (if (known != null) known.longValue else {
-            val footer = ParquetFileReader.readFooter(hadoopConf, f, ParquetMetadataConverter.NO_FILTER)
-            val n = footer.getBlocks.asScala.map(_.getRowCount).sum
-            if (footerRows.size < MaxCached) footerRows.put(key, n)
-            n
-          })
+          Option(footers.get(key)).getOrElse {
+            val one = footerOf(hadoopConf, f)
+            if (footers.size < MaxCached) footers.put(key, one)
+            one
+          }
         }
-        Right(total)
+        val columns = each.headOption.map(_.nullCounts.keySet).getOrElse(Set.empty[String])
+          .filter(c => each.forall(_.nullCounts.contains(c)))
+        Right(Footers(each.map(_.rows).sum, columns.map(c => c -> each.map(_.nullCounts(c)).sum).toMap))
       } catch {
         case NonFatal(e) => Left(s"its Parquet footers could not be read (${e.getClass.getSimpleName}: " +
           s"${String.valueOf(e.getMessage).linesIterator.nextOption().getOrElse("")})")
       }
     case other => Left(s"${other.getClass.getSimpleName.stripSuffix("$")} files keep no row count")
   }
+
+  /** The exact row count of a Parquet relation from its footers, or why there is none. */
+  def rows(r: HadoopFsRelation, hadoopConf: Configuration): Either[String, Long] = footers(r, hadoopConf).map(_.rows)
 }
