@@ -116,6 +116,11 @@ def collect(args) -> dict:
     spark = pyspark_arrnf.session(conf=conf)
     spark.sparkContext.setLogLevel("ERROR")
     kinds = [k for k in args.kinds.split(",") if k in KINDS]
+
+    def estimating() -> float:
+        """Seconds the JVM spent on statistics and estimation so far (arrnf.cost.Estimator)."""
+        return spark._jvm.arrnf.cost.Estimator.nanos() / 1e9
+
     tables, counts = {}, {}
     for kind in kinds:
         tables[kind] = [f"{kind}.{t}" for t in register_tables(spark, generate(kind, args.scale), database=kind)]
@@ -139,7 +144,9 @@ def collect(args) -> dict:
             q = {"kind": kind, "name": name}
             try:
                 df, q["plan_s"] = _planned(spark, sql)
+                s0 = estimating()
                 p0, q["arrnf0_s"] = _timed(pyspark_arrnf.arrnf, df)
+                q["stats0_s"] = estimating() - s0
                 m, q["run_s"] = _timed(pyspark_arrnf.measure, df)
                 m = m.to_dict()
                 q["m"] = _measured(m)
@@ -159,7 +166,9 @@ def collect(args) -> dict:
         for q, sql, m in done:
             try:
                 df, q["plan1_s"] = _planned(spark, sql)
+                s1 = estimating()
                 p1, q["arrnf1_s"] = _timed(pyspark_arrnf.arrnf, df)
+                q["stats1_s"] = estimating() - s1
                 q["p1"], q["unmatched1"] = _blocks(p1.to_dict(), m, counts)
             except Exception as e:  # noqa: BLE001
                 q["error1"] = _err(e)
@@ -208,7 +217,8 @@ def summarize(data: dict) -> dict:
                       "within 2x": sum(r["ratio"] <= 2 for r in known) / n, "within 10x": sum(r["ratio"] <= 10 for r in known) / n,
                       "unknown": len(judged) - len(known), "unmatched blocks": unmatched, "bound checked": checked,
                       "bound violations": viol, "worst": sorted(known, key=lambda r: -r["ratio"])[:10],
-                      "arrnf s": sum(q.get("arrnf" + p[1] + "_s", 0) for q in sq)}
+                      "arrnf s": sum(q.get("arrnf" + p[1] + "_s", 0) for q in sq),
+                      "statistics s": sum(q.get("stats" + p[1] + "_s", 0) for q in sq)}
         un = [u for q in sq for u in q["m"]["unattributed"]]
         fig["operators"] = {"stateful": sum(q["m"]["operators"] for q in sq), "shared": sum(q["m"]["shared"] for q in sq),
                             "unattributed": len(un), "reasons": dict(Counter(f"{u['node']}: {u['reason']}" for u in un))}
@@ -246,7 +256,10 @@ def write_markdown(data: dict, figs: dict, path: Path) -> None:
         times.append({"kind": scope, "queries": f["queries"], "plain planning s": f["plan s"], "arrnf s (p0)": f["p0"]["arrnf s"],
                       "plain planning s, after sketch": f["plan s after sketch"],
                       "arrnf s (p1)": f["p1"]["arrnf s"], "p0 / planning": f["p0"]["arrnf s"] / (f["plan s"] or 1),
-                      "p1 / planning": f["p1"]["arrnf s"] / (f["plan s"] or 1), "sketch pass s": f["sketch s"],
+                      "p1 / planning": f["p1"]["arrnf s"] / (f["plan s"] or 1),
+                      "statistics s (p0)": f["p0"]["statistics s"], "statistics s (p1)": f["p1"]["statistics s"],
+                      "(planning + statistics p1) / planning": (f["plan s"] + f["p1"]["statistics s"]) / (f["plan s"] or 1),
+                      "sketch pass s": f["sketch s"],
                       "query runs s (measure)": f["run s"]})
     lines += [table(acc), "", "Shares are of the realized arrangements with measured rows; unknown estimates count as misses.", ""]
     for scope, f in figs.items():
@@ -260,7 +273,9 @@ def write_markdown(data: dict, figs: dict, path: Path) -> None:
               table([{"operator: reason": r, "count": c} for r, c in
                      sorted(figs["all"]["operators"]["reasons"].items(), key=lambda kv: -kv[1])]), "",
               "## Time", "", "Plain planning: `executedPlan` of a fresh DataFrame; arrnf s: `arrnf(df)` on the planned "
-              "DataFrame (what the program adds). Sums over the queries that ran.", "", table(times), ""]
+              "DataFrame (what the whole program adds: normalizing, SQL forms, texts, statistics); statistics s: the "
+              "part of it spent on statistics and estimation, timed in the JVM (`arrnf.cost.Estimator.nanos`). "
+              "Sums over the queries that ran.", "", table(times), ""]
     errors = [q for q in data["queries"] if "error" in q or "error1" in q]
     if errors:
         lines += ["## Errors", ""] + [f"* {q['kind']}:{q['name']}: {q.get('error') or 'p1: ' + q['error1']}" for q in errors] + [""]

@@ -5,7 +5,9 @@ import scala.util.Try
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, BinaryComparison, Equality, Expression, In, InSet, IsNotNull, IsNull, Literal, Not, Or}
-import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Filter, LeafNode, LogicalPlan, Statistics}
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, LeftAnti, LeftSemi}
+import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Filter, Join, LeafNode, LogicalPlan, Statistics}
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
@@ -15,6 +17,12 @@ import org.apache.spark.sql.types.{BooleanType, DateType, NumericType, Timestamp
 import arrnf.stats.{FileFacts, Sketches}
 
 object Estimator {
+  private val spent = new java.util.concurrent.atomic.AtomicLong()
+
+  /** Nanoseconds spent estimating in this JVM (statistics and Spark's estimation): what the
+   *  statistics add to explaining a plan, read by bench/accuracy.py. */
+  def nanos(): Long = spent.get
+
   /** Why Spark's estimation gave no rows above inputs whose rows are known. */
   val NoColumnStatistics = "unknown: no distinct counts for its filter, join or grouping columns " +
     "(take the sketch pass, or ANALYZE TABLE ... FOR ALL COLUMNS)"
@@ -22,6 +30,35 @@ object Estimator {
   /** Why a filter whose columns have statistics has no estimate. */
   val UnestimatedFilter = "unknown: a filter Spark's estimation does not cover (LIKE, functions, " +
     "expressions of columns)"
+
+  /** Why a semi or anti join has no estimate. */
+  val SemiJoin = "unknown: a semi or anti join (Spark would count every row of its left side as kept)"
+
+  /** Why a join whose keys have statistics has no estimate. */
+  val UnestimatedCondition = "unknown: a join condition Spark's estimation does not cover (other than " +
+    "equalities of columns)"
+
+  /**
+   * Why Spark's join estimation (`JoinEstimation`) would guess for `j` over `children` (its inputs
+   * with their statistics), if it would: it drops equi-join keys without distinct counts, ignores
+   * conditions other than equalities of columns (counting a cartesian product) and keeps a semi or
+   * anti join's left side. None: every key is counted and nothing is ignored.
+   */
+  def unestimatedJoin(j: Join, children: Seq[LogicalPlan]): Option[String] = j.joinType match {
+    case LeftSemi | LeftAnti | _: ExistenceJoin => Some(SemiJoin)
+    case _ => j match {
+      case ExtractEquiJoinKeys(_, leftKeys, rightKeys, other, _, _, _, _) =>
+        val (ls, rs) = (children.head.stats.attributeStats, children(1).stats.attributeStats)
+        def counted(e: Expression, m: AttributeMap[ColumnStat]) = e match {
+          case a: Attribute => m.get(a).exists(s => s.distinctCount.isDefined && s.nullCount.isDefined)
+          case _ => false
+        }
+        if (!leftKeys.zip(rightKeys).forall { case (l, r) => counted(l, ls) && counted(r, rs) }) Some(NoColumnStatistics)
+        else if (other.isDefined) Some(UnestimatedCondition)
+        else None
+      case _ => if (j.condition.isEmpty) None else Some(UnestimatedCondition)
+    }
+  }
 
   /**
    * Whether Spark's filter estimation estimates every part of `condition` from `stats` (its
@@ -83,7 +120,11 @@ final class Estimator {
   private val known = new java.util.IdentityHashMap[LogicalPlan, Estimate]()
 
   def apply(p: LogicalPlan): Estimate = {
-    if (!known.containsKey(p)) Try(estimateTree(p))
+    if (!known.containsKey(p)) {
+      val t0 = System.nanoTime()
+      Try(estimateTree(p))
+      Estimator.spent.addAndGet(System.nanoTime() - t0)
+    }
     Option(known.get(p)).getOrElse(Estimate(None, "unknown"))
   }
 
@@ -115,6 +156,13 @@ final class Estimator {
                 val counted = Try(f.condition.references.forall(a => children.head.stats.attributeStats.get(a)
                   .exists(_.distinctCount.isDefined))).getOrElse(false)
                 note(p, None, unknownBelow(p).getOrElse(if (counted) UnestimatedFilter else NoColumnStatistics))
+                EstimatedLeaf(p.output, Statistics(sizeInBytes = Try(copied.stats.sizeInBytes).getOrElse(
+                  SQLConf.get.defaultSizeInBytes)), "unknown")
+              // Spark's join estimation drops keys without distinct counts and ignores other
+              // conditions (it would count a cartesian product), and keeps a semi join's left side.
+              case j: Join if Try(Estimator.unestimatedJoin(j, children)).getOrElse(Some(NoColumnStatistics)).isDefined =>
+                note(p, None, unknownBelow(p).getOrElse(
+                  Try(Estimator.unestimatedJoin(j, children)).toOption.flatten.getOrElse(NoColumnStatistics)))
                 EstimatedLeaf(p.output, Statistics(sizeInBytes = Try(copied.stats.sizeInBytes).getOrElse(
                   SQLConf.get.defaultSizeInBytes)), "unknown")
               case _ =>

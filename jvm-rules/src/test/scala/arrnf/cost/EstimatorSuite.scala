@@ -73,6 +73,25 @@ class EstimatorSuite extends ArrnfSparkSuite {
       "a Reduce holds its groups: the distinct count of k")
   }
 
+  test("a join is estimated only where Spark's join estimation covers it: keys counted, nothing ignored") {
+    // no distinct counts for the keys (no sketch of these tables): Spark would count a cartesian product
+    table("est_a", 1000, 10)
+    table("est_b", 1000, 10)
+    val p = program("SELECT a.id, b.id FROM est_a a JOIN est_b b ON a.k = b.k GROUP BY a.id, b.id")
+    val join = p.blocks.last.cost
+    assert(join.rows.isEmpty && join.source == Estimator.NoColumnStatistics, join)
+    Seq("est_a", "est_b").foreach(t => Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t))
+    val ab = "SELECT a.id, b.s FROM est_a a JOIN est_b b ON a.k = b.k"
+    val equi = arranged(program(s"SELECT s, count(*) FROM ($ab) GROUP BY s"))
+    assert(equi.forall(_.cost.rows.isDefined), equi.map(_.cost))
+    // a condition beside the keys (Spark ignores it) and a semi join (Spark keeps the left side): unknown
+    val other = program(s"SELECT id, count(*) FROM ($ab AND a.id < b.id + 3) GROUP BY id").blocks.last.cost
+    assert(other.rows.isEmpty, other)
+    val semi = program("SELECT k, count(*) FROM est_a WHERE k IN (SELECT k FROM est_b WHERE id < 100) GROUP BY k")
+      .blocks.last.cost
+    assert(semi.rows.isEmpty && semi.source == Estimator.SemiJoin, semi)
+  }
+
   test("a sketch taken before the files changed is stale: not used, and the source says why") {
     table("est_change", 1000, 10)
     Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], "est_change")
