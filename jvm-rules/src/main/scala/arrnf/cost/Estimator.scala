@@ -24,19 +24,22 @@ object Estimator {
   def nanos(): Long = spent.get
 
   /** Why Spark's estimation gave no rows above inputs whose rows are known. */
-  val NoColumnStatistics = "unknown: no distinct counts for its filter, join or grouping columns " +
-    "(take the sketch pass, or ANALYZE TABLE ... FOR ALL COLUMNS)"
+  val NoColumnStatistics = "unknown: no distinct counts for its filter, join or grouping columns; " +
+    "take the sketch pass or ANALYZE TABLE ... FOR ALL COLUMNS"
 
   /** Why a filter whose columns have statistics has no estimate. */
-  val UnestimatedFilter = "unknown: a filter Spark's estimation does not cover (LIKE, functions, " +
-    "expressions of columns)"
+  val UnestimatedFilter = "unknown: a filter Spark's estimation does not cover, such as LIKE, functions or " +
+    "expressions of columns"
+
+  /** The source of rows Spark knows from the plan alone. */
+  val PlanShape = "estimate: the plan's shape, such as a global aggregate's one row or a limit"
 
   /** Why a semi or anti join has no estimate. */
-  val SemiJoin = "unknown: a semi or anti join (Spark would count every row of its left side as kept)"
+  val SemiJoin = "unknown: a semi or anti join, whose every left row Spark would count as kept"
 
   /** Why a join whose keys have statistics has no estimate. */
-  val UnestimatedCondition = "unknown: a join condition Spark's estimation does not cover (other than " +
-    "equalities of columns)"
+  val UnestimatedCondition = "unknown: a join condition Spark's estimation does not cover, other than " +
+    "equalities of columns"
 
   /**
    * Why Spark's join estimation (`JoinEstimation`) would guess for `j` over `children` (its inputs
@@ -115,7 +118,7 @@ final case class Estimate(rows: Option[BigInt], source: String)
  * column statistics it needs, and its estimates never exceed the product of their inputs' rows.
  */
 final class Estimator {
-  import Estimator.{NoColumnStatistics, UnestimatedFilter}
+  import Estimator.{NoColumnStatistics, PlanShape, UnestimatedFilter}
 
   private val known = new java.util.IdentityHashMap[LogicalPlan, Estimate]()
 
@@ -175,8 +178,7 @@ final class Estimator {
                 sourcesBelow.put(p, below)
                 // Rows known from no statistics below are the plan's own (a global aggregate's one row).
                 note(p, rows, if (rows.isEmpty) unknownBelow(p).getOrElse(NoColumnStatistics)
-                  else kept.getOrElse(if (below.isEmpty) "estimate: the plan's shape (a global aggregate's one row, a limit)"
-                    else "estimate: " + below.toSeq.sorted.mkString(", ")))
+                  else kept.getOrElse(if (below.isEmpty) PlanShape else "estimate: " + below.toSeq.sorted.mkString(", ")))
                 copied
             }
         }
