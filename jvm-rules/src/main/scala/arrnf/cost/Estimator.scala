@@ -222,7 +222,8 @@ final class Estimator {
       AttributeMap(r.output.flatMap(a => s.columns.get(a.name.toLowerCase(java.util.Locale.ROOT)).map(a -> _)))
     }
     val staleNote = sketch.flatMap(_.left.toOption).map(w => s"; $w").getOrElse("")
-    (try FileFacts.footers(h, conf) catch { case NonFatal(e) => Left(e.toString) }) match {
+    val maxUnread = org.apache.spark.sql.arrnf.ArrnfSqlConf.maxFooterFiles(SQLConf.get)
+    (try FileFacts.footers(h, conf, maxUnread) catch { case NonFatal(e) => Left(e.toString) }) match {
       case Right(f) =>
         // Without a sketch, the footers' exact NULL counts (enough for Spark's IS NOT NULL estimate).
         val nullCounts = AttributeMap(r.output.flatMap(a => f.nullCounts.get(a.name.toLowerCase(java.util.Locale.ROOT))

@@ -52,11 +52,17 @@ object FileFacts {
     Footers(blocks.map(_.getRowCount).sum, nulls)
   }
 
-  /** What the Parquet footers of `r`'s files state, or why nothing. */
-  def footers(r: HadoopFsRelation, hadoopConf: Configuration): Either[String, Footers] = r.fileFormat match {
+  /** What the Parquet footers of `r`'s files state, or why nothing; reads at most `maxUnread`
+   *  footers not read before (a relation with more gets nothing: explaining must stay cheap). */
+  def footers(r: HadoopFsRelation, hadoopConf: Configuration, maxUnread: Int = Int.MaxValue): Either[String, Footers] =
+    r.fileFormat match {
     case _: ParquetFileFormat =>
       try {
-        val each = files(r).map { f =>
+        val listed = files(r)
+        val unread = listed.count(f => !footers.containsKey(FileKey(f.getPath.toString, f.getLen, f.getModificationTime)))
+        if (unread > maxUnread) return Left(s"its Parquet footers were not read: $unread files, more than " +
+          s"spark.arrnf.statistics.maxFooterFiles ($maxUnread)")
+        val each = listed.map { f =>
           val key = FileKey(f.getPath.toString, f.getLen, f.getModificationTime)
           Option(footers.get(key)).getOrElse {
             val one = footerOf(hadoopConf, f)

@@ -113,6 +113,21 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(c.rows.isEmpty && c.source.startsWith("unknown: its Parquet footers could not be read"), c)
   }
 
+  test("explaining stays cheap: a relation with more unread footers than maxFooterFiles gets none read") {
+    spark.range(0, 300, 1, 3).selectExpr("id", "id % 10 AS k").write.mode("overwrite").parquet(s"$dir/est_many")
+    spark.read.parquet(s"$dir/est_many").createOrReplaceTempView("est_many")
+    val key = "spark.arrnf.statistics.maxFooterFiles"
+    spark.conf.set(key, "2")
+    try {
+      val c = joinInput("est_many")
+      assert(c.rows.isEmpty && c.source == "unknown: its Parquet footers were not read: 3 files, more than " +
+        "spark.arrnf.statistics.maxFooterFiles (2)", c)
+    } finally spark.conf.unset(key)
+    assert(joinInput("est_many").rows.contains(300L))
+    spark.conf.set(key, "2") // footers read once are free
+    try assert(joinInput("est_many").rows.contains(300L)) finally spark.conf.unset(key)
+  }
+
   test("catalog statistics (ANALYZE TABLE) are used and labelled as such") {
     spark.sql("DROP TABLE IF EXISTS est_catalog")
     spark.range(500).selectExpr("id", "id % 5 AS k").write.saveAsTable("est_catalog")

@@ -48,6 +48,20 @@ object ArrnfSqlConf {
     .booleanConf
     .createWithDefault(false)
 
+  val MaxFooterFilesDefault = 256
+
+  val MaxFooterFiles: ConfigEntry[Int] = SQLConf.buildConf("spark.arrnf.statistics.maxFooterFiles")
+    .doc("The most Parquet footers ArrNF reads for one relation's exact row count while explaining a " +
+      "plan (footers already read, of files unchanged since, are free). A relation with more unread " +
+      "files gets no row count from file metadata (it says so); on object stores each footer is a request.")
+    .version(Since)
+    .intConf
+    .checkValue(_ >= 0, "must be 0 or more (0: read no footers)")
+    .createWithDefault(MaxFooterFilesDefault)
+
+  def maxFooterFiles(conf: SQLConf): Int =
+    try conf.getConf(MaxFooterFiles) catch { case _: IllegalArgumentException => MaxFooterFilesDefault }
+
   val FailRule: ConfigEntry[String] = SQLConf.buildConf("spark.arrnf.testing.failRule")
     .internal()
     .doc("Testing only: the simple name of a rule, or Normalizer, that throws instead of running " +
