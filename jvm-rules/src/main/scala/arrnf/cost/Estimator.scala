@@ -7,7 +7,7 @@ import scala.util.control.NonFatal
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, BinaryComparison, Equality, Expression, In, InSet, IsNotNull, IsNull, Literal, Not, Or}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, LeftAnti, LeftSemi}
-import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Filter, Join, LeafNode, LogicalPlan, Statistics}
+import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Expand, Filter, Join, LeafNode, LogicalPlan, RepartitionOperation, Sort, Statistics, Window}
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
@@ -35,11 +35,83 @@ object Estimator {
   val PlanShape = "estimate: the plan's shape, such as a global aggregate's one row or a limit"
 
   /** Why a semi or anti join has no estimate. */
-  val SemiJoin = "unknown: a semi or anti join, whose every left row Spark would count as kept"
+  val SemiJoin = "unknown: a semi or anti join without distinct counts of its keys on both sides, or with a " +
+    "condition other than equalities of columns"
 
   /** Why a join whose keys have statistics has no estimate. */
   val UnestimatedCondition = "unknown: a join condition Spark's estimation does not cover, other than " +
     "equalities of columns"
+
+  /**
+   * Column statistics of an Expand's output (ROLLUP, CUBE, GROUPING SETS), which Spark does not
+   * derive: a column that is one input column in some projections and NULL in the others keeps that
+   * column's distinct count, its NULL count growing by the input's rows per NULL projection; a
+   * column of non-NULL literals (the grouping id) has as many distinct values as literals.
+   */
+  def expandColumns(e: Expand, in: Statistics): AttributeMap[ColumnStat] = {
+    val rows = in.rowCount.getOrElse(BigInt(0))
+    def isNull(x: Expression) = x match {
+      case Literal(null, _) => true
+      case _ => false
+    }
+    AttributeMap(e.output.indices.flatMap { i =>
+      val column = e.projections.map(_(i))
+      val nulls = column.count(isNull)
+      column.filterNot(isNull).distinct match {
+        case Seq(a: Attribute) =>
+          in.attributeStats.get(a).filter(s => s.distinctCount.isDefined && s.nullCount.isDefined).map(s =>
+            e.output(i) -> ColumnStat(distinctCount = s.distinctCount, nullCount = Some(
+              s.nullCount.get * (column.size - nulls) + rows * nulls), min = s.min, max = s.max))
+        case literals if nulls == 0 && literals.nonEmpty && literals.forall(_.isInstanceOf[Literal]) =>
+          Some(e.output(i) -> ColumnStat(distinctCount = Some(BigInt(literals.size)), nullCount = Some(BigInt(0))))
+        case _ => None
+      }
+    })
+  }
+
+  def isSemi(j: Join): Boolean = j.joinType match {
+    case LeftSemi | LeftAnti | _: ExistenceJoin => true
+    case _ => false
+  }
+
+  /**
+   * A semi or anti join's rows, which Spark does not estimate (it keeps the left side's): an
+   * existence join keeps every left row (it adds a flag); a semi join keeps the share of left rows
+   * whose key the right side holds, by key containment (the assumption of Spark's inner join
+   * estimate: the side with fewer distinct keys has all its keys in the other), the most selective
+   * key pair deciding; an anti join the rest. None without the keys' distinct counts on both sides,
+   * or with a condition other than equalities of columns (a NOT IN's NULL test, say).
+   */
+  def semiJoin(j: Join, children: Seq[LogicalPlan]): Option[Statistics] = {
+    val (left, right) = (children.head.stats, children(1).stats)
+    left.rowCount.flatMap { rows =>
+      def scaled(n: BigInt) = Statistics(sizeInBytes = left.sizeInBytes, rowCount = Some(n),
+        attributeStats = AttributeMap(left.attributeStats.toSeq.map { case (a, s) =>
+          a -> s.copy(distinctCount = s.distinctCount.map(_.min(n)), nullCount = s.nullCount.map(_.min(n)))
+        }))
+      j.joinType match {
+        case _: ExistenceJoin => Some(scaled(rows))
+        case LeftSemi | LeftAnti => j match {
+          case ExtractEquiJoinKeys(_, leftKeys, rightKeys, None, _, _, _, _) if leftKeys.nonEmpty =>
+            val shares = leftKeys.zip(rightKeys).map {
+              case (l: Attribute, r: Attribute) =>
+                for {
+                  ln <- left.attributeStats.get(l).flatMap(_.distinctCount)
+                  rn <- right.attributeStats.get(r).flatMap(_.distinctCount).map(n => right.rowCount.fold(n)(n.min))
+                } yield if (ln == 0) 0.0 else math.min(1.0, rn.toDouble / ln.toDouble)
+              case _ => None
+            }
+            if (shares.exists(_.isEmpty)) None else {
+              val share = shares.flatten.min
+              val kept = if (j.joinType == LeftSemi) share else 1.0 - share
+              Some(scaled((BigDecimal(rows) * BigDecimal(kept)).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt))
+            }
+          case _ => None
+        }
+        case _ => None
+      }
+    }
+  }
 
   /**
    * Why Spark's join estimation (`JoinEstimation`) would guess for `j` over `children` (its inputs
@@ -118,7 +190,7 @@ final case class Estimate(rows: Option[BigInt], source: String)
  * column statistics it needs, and its estimates never exceed the product of their inputs' rows.
  */
 final class Estimator {
-  import Estimator.{NoColumnStatistics, PlanShape, UnestimatedFilter}
+  import Estimator.{NoColumnStatistics, PlanShape, SemiJoin, UnestimatedFilter}
 
   private val known = new java.util.IdentityHashMap[LogicalPlan, Estimate]()
 
@@ -136,13 +208,24 @@ final class Estimator {
     override def computeStats(): Statistics = estimated
   }
 
+  // The session's settings with cost-based estimation on, made once (a clone copies every setting).
+  private lazy val cbo = {
+    val c = SQLConf.get.clone()
+    c.setConf(SQLConf.CBO_ENABLED, true)
+    c
+  }
+
+  // Each node's copy, once: the blocks of a program are subtrees of one plan, so a node estimated
+  // for one block is not copied (nor its statistics computed) again for the next.
+  private val copies = new java.util.IdentityHashMap[LogicalPlan, LogicalPlan]()
+
   private def estimateTree(root: LogicalPlan): Unit = {
-    val cbo = SQLConf.get.clone()
-    cbo.setConf(SQLConf.CBO_ENABLED, true)
     SQLConf.withExistingConf(cbo) {
       // Each node of `root` is copied with its statistics leaves; the copy's statistics are Spark's
       // estimates. Its answer per node: rows and source label.
       def copy(p: LogicalPlan): LogicalPlan = {
+        val done = copies.get(p)
+        if (done != null) return done
         val c = p match {
           case leaf: LeafNode =>
             val (stats, source) = leafStatistics(leaf)
@@ -151,37 +234,54 @@ final class Estimator {
           case _ =>
             val children = p.children.map(copy)
             val copied = p.withNewChildren(children)
-            val rows = Try(copied.stats.rowCount).toOption.flatten
+            val below = p.children.flatMap(ch => sourcesBelow.getOrElse(ch, Set.empty[String])).toSet
+            sourcesBelow.put(p, below)
+            def size: BigInt = Try(copied.stats.sizeInBytes).getOrElse(BigInt(SQLConf.get.defaultSizeInBytes))
+            // No estimate: the node's copy becomes a leaf without rows (nothing above it guesses).
+            def unknown(why: String): LogicalPlan = {
+              note(p, None, unknownBelow(p).getOrElse(why))
+              EstimatedLeaf(p.output, Statistics(sizeInBytes = size), "unknown")
+            }
+            def estimated(rows: Option[BigInt], result: LogicalPlan): LogicalPlan = {
+              // A node that keeps its one input's rows (a projection, an alias) keeps its label.
+              val kept = p.children match {
+                case Seq(only) if rows.isDefined && known.get(only).rows == rows => Some(known.get(only).source)
+                case _ => None
+              }
+              // Rows known from no statistics below are the plan's own (a global aggregate's one row).
+              note(p, rows, if (rows.isEmpty) unknownBelow(p).getOrElse(NoColumnStatistics)
+                else kept.getOrElse(if (below.isEmpty) PlanShape else "estimate: " + below.toSeq.sorted.mkString(", ")))
+              result
+            }
+            // Statistics Spark does not derive, carried by a leaf standing for the node.
+            def ours(stats: Statistics): LogicalPlan =
+              estimated(stats.rowCount, EstimatedLeaf(p.output, stats.copy(sizeInBytes = size), ""))
+            val in = Try(children.head.stats).toOption
             p match {
               // Spark assumes a predicate it cannot estimate keeps every row: that is no estimate.
               case f: Filter if !Try(Estimator.estimable(f.condition, children.head.stats.attributeStats,
                   children.head.isInstanceOf[LeafNode])).getOrElse(false) =>
                 val counted = Try(f.condition.references.forall(a => children.head.stats.attributeStats.get(a)
                   .exists(_.distinctCount.isDefined))).getOrElse(false)
-                note(p, None, unknownBelow(p).getOrElse(if (counted) UnestimatedFilter else NoColumnStatistics))
-                EstimatedLeaf(p.output, Statistics(sizeInBytes = Try(copied.stats.sizeInBytes).getOrElse(
-                  SQLConf.get.defaultSizeInBytes)), "unknown")
+                unknown(if (counted) UnestimatedFilter else NoColumnStatistics)
+              // Spark keeps a semi or anti join's left side: estimated here by key containment.
+              case j: Join if Estimator.isSemi(j) =>
+                Try(Estimator.semiJoin(j, children)).toOption.flatten.map(ours).getOrElse(unknown(SemiJoin))
               // Spark's join estimation drops keys without distinct counts and ignores other
-              // conditions (it would count a cartesian product), and keeps a semi join's left side.
+              // conditions: it would count a cartesian product.
               case j: Join if Try(Estimator.unestimatedJoin(j, children)).getOrElse(Some(NoColumnStatistics)).isDefined =>
-                note(p, None, unknownBelow(p).getOrElse(
-                  Try(Estimator.unestimatedJoin(j, children)).toOption.flatten.getOrElse(NoColumnStatistics)))
-                EstimatedLeaf(p.output, Statistics(sizeInBytes = Try(copied.stats.sizeInBytes).getOrElse(
-                  SQLConf.get.defaultSizeInBytes)), "unknown")
-              case _ =>
-                // A node that keeps its one input's rows (a projection, an alias) keeps its label.
-                val kept = p.children match {
-                  case Seq(only) if rows.isDefined && known.get(only).rows == rows => Some(known.get(only).source)
-                  case _ => None
-                }
-                val below = p.children.flatMap(ch => sourcesBelow.getOrElse(ch, Set.empty[String])).toSet
-                sourcesBelow.put(p, below)
-                // Rows known from no statistics below are the plan's own (a global aggregate's one row).
-                note(p, rows, if (rows.isEmpty) unknownBelow(p).getOrElse(NoColumnStatistics)
-                  else kept.getOrElse(if (below.isEmpty) PlanShape else "estimate: " + below.toSeq.sorted.mkString(", ")))
-                copied
+                unknown(Try(Estimator.unestimatedJoin(j, children)).toOption.flatten.getOrElse(NoColumnStatistics))
+              // Nodes that keep their input's rows, which Spark's estimation leaves without a count.
+              case _: Window | _: Sort | _: RepartitionOperation if in.exists(_.rowCount.isDefined) =>
+                ours(Statistics(sizeInBytes = size, rowCount = in.get.rowCount, attributeStats = in.get.attributeStats))
+              // Each input row once per projection (ROLLUP, CUBE, GROUPING SETS).
+              case e: Expand if in.exists(_.rowCount.isDefined) =>
+                ours(Statistics(sizeInBytes = size, rowCount = in.get.rowCount.map(_ * e.projections.size),
+                  attributeStats = Estimator.expandColumns(e, in.get)))
+              case _ => estimated(Try(copied.stats.rowCount).toOption.flatten, copied)
             }
         }
+        copies.put(p, c)
         c
       }
       copy(root)
@@ -216,7 +316,8 @@ final class Estimator {
   }
 
   private def fileStatistics(r: LogicalRelation, h: HadoopFsRelation, own: Statistics): (Statistics, String) = {
-    val conf = Try(SparkSession.active.sessionState.newHadoopConf()).getOrElse(new org.apache.hadoop.conf.Configuration())
+    // A Hadoop configuration copies every setting: made only when a footer must be read.
+    lazy val conf = Try(SparkSession.active.sessionState.newHadoopConf()).getOrElse(new org.apache.hadoop.conf.Configuration())
     val sketch = Try(Sketches.of(h)).toOption.flatten
     val columns = sketch.flatMap(_.toOption).map { s =>
       AttributeMap(r.output.flatMap(a => s.columns.get(a.name.toLowerCase(java.util.Locale.ROOT)).map(a -> _)))

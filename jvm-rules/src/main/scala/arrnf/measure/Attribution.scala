@@ -93,8 +93,8 @@ object Attribution {
    * rows and data size, a sort's input (the rows of the exchange it reads), a hash join's build
    * side (a shuffled one's `buildDataSize`), an aggregate's groups and their size (groups × the size
    * of a row of the shuffle below it, which carries the same keys and buffers; none without one:
-   * `peakMemory` counts the pages Spark allocated, not what they hold), a window's rows. A sort-merge join holds
-   * one key's rows at a time: none.
+   * `peakMemory` counts the pages Spark allocated, not what they hold), a window's rows. A
+   * sort-merge join holds one key's rows at a time: none.
    */
   private[measure] def stateOf(p: SparkPlan, m: Map[String, Long]): (Option[Long], Option[Long]) = p match {
     case _: ShuffleExchangeLike => (m.get("shuffleRecordsWritten"), m.get("dataSize"))

@@ -26,7 +26,7 @@ object FileFacts {
   /** What the footers of a relation's files state: rows, and NULL counts by lower-case column name. */
   final case class Footers(rows: Long, nullCounts: Map[String, Long])
 
-  private val footers = new ConcurrentHashMap[FileKey, Footers]()
+  private val footerCache = new ConcurrentHashMap[FileKey, Footers]()
   private val MaxCached = 100000
 
   /** The files of `r` now (its index's listing). */
@@ -54,25 +54,28 @@ object FileFacts {
 
   /** What the Parquet footers of `r`'s files state, or why nothing; reads at most `maxUnread`
    *  footers not read before (a relation with more gets nothing: explaining must stay cheap). */
-  def footers(r: HadoopFsRelation, hadoopConf: Configuration, maxUnread: Int = Int.MaxValue): Either[String, Footers] =
+  def footers(r: HadoopFsRelation, hadoopConf: => Configuration, maxUnread: Int = Int.MaxValue): Either[String, Footers] =
     r.fileFormat match {
     case _: ParquetFileFormat =>
       try {
         val listed = files(r)
-        val unread = listed.count(f => !footers.containsKey(FileKey(f.getPath.toString, f.getLen, f.getModificationTime)))
+        val unread = listed.count(f => !footerCache.containsKey(FileKey(f.getPath.toString, f.getLen, f.getModificationTime)))
         if (unread > maxUnread) return Left(s"its Parquet footers were not read: $unread files, more than " +
           s"spark.arrnf.statistics.maxFooterFiles ($maxUnread)")
+        lazy val conf = hadoopConf
         val each = listed.map { f =>
           val key = FileKey(f.getPath.toString, f.getLen, f.getModificationTime)
-          Option(footers.get(key)).getOrElse {
-            val one = footerOf(hadoopConf, f)
-            if (footers.size < MaxCached) footers.put(key, one)
+          Option(footerCache.get(key)).getOrElse {
+            val one = footerOf(conf, f)
+            if (footerCache.size < MaxCached) footerCache.put(key, one)
             one
           }
         }
-        val columns = each.headOption.map(_.nullCounts.keySet).getOrElse(Set.empty[String])
-          .filter(c => each.forall(_.nullCounts.contains(c)))
-        Right(Footers(each.map(_.rows).sum, columns.map(c => c -> each.map(_.nullCounts(c)).sum).toMap))
+        // A column's NULL count is known where every file with rows counts it (an empty file has none).
+        val counting = each.filter(_.rows > 0)
+        val columns = counting.headOption.map(_.nullCounts.keySet).getOrElse(Set.empty[String])
+          .filter(c => counting.forall(_.nullCounts.contains(c)))
+        Right(Footers(each.map(_.rows).sum, columns.map(c => c -> counting.map(_.nullCounts(c)).sum).toMap))
       } catch {
         case NonFatal(e) => Left(s"its Parquet footers could not be read (${e.getClass.getSimpleName}: " +
           s"${String.valueOf(e.getMessage).linesIterator.nextOption().getOrElse("")})")

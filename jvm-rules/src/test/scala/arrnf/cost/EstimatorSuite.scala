@@ -29,6 +29,8 @@ class EstimatorSuite extends ArrnfSparkSuite {
     table("est_dim", 100, 100)
   }
 
+  private def keyedBy(c: Cost, column: String): Boolean = c.keys.flatten.exists(_.endsWith(s"{$column}"))
+
   /** The arrangement of a join input reading `table` (its rows are the scan's). */
   private def joinInput(table: String): Cost =
     arranged(program(s"SELECT t.id FROM $table t JOIN est_dim d ON t.k = d.id")).map(_.cost)
@@ -87,9 +89,29 @@ class EstimatorSuite extends ArrnfSparkSuite {
     // a condition beside the keys (Spark ignores it) and a semi join (Spark keeps the left side): unknown
     val other = program(s"SELECT id, count(*) FROM ($ab AND a.id < b.id + 3) GROUP BY id").blocks.last.cost
     assert(other.rows.isEmpty, other)
-    val semi = program("SELECT k, count(*) FROM est_a WHERE k IN (SELECT k FROM est_b WHERE id < 100) GROUP BY k")
-      .blocks.last.cost
-    assert(semi.rows.isEmpty && semi.source == Estimator.SemiJoin, semi)
+    // NOT IN tests NULLs beside the keys: no estimate
+    val notIn = arranged(program("SELECT a.id FROM est_a a JOIN est_dim d ON a.k = d.id WHERE a.k NOT IN " +
+      "(SELECT k FROM est_b WHERE id < 100)")).map(_.cost).find(c => c.values.contains("id") && keyedBy(c, "k")).get
+    assert(notIn.rows.isEmpty && notIn.source == Estimator.SemiJoin, notIn)
+  }
+
+  test("semi and anti joins, which Spark does not estimate, by key containment; row-keeping nodes keep the count") {
+    table("est_s", 1000, 10)
+    table("est_t", 1000, 4) // k in 0..3: 4 of est_s's 10 keys
+    Seq("est_s", "est_t").foreach(t => Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t))
+    def rowsOf(sql: String) = arranged(program(s"SELECT x.id FROM ($sql) x JOIN est_dim d ON x.id = d.id"))
+      .map(_.cost).find(c => keyedBy(c, "id") && !(c.rows.contains(100L) && c.source == "file metadata")).get // not est_dim's
+    val semi = rowsOf("SELECT id FROM est_s o WHERE EXISTS (SELECT 1 FROM est_t t WHERE t.k = o.k)")
+    val anti = rowsOf("SELECT id FROM est_s o WHERE NOT EXISTS (SELECT 1 FROM est_t t WHERE t.k = o.k)")
+    // measured: 400 and 600 rows
+    assert(semi.rows.exists(r => r >= 300 && r <= 500) && semi.source == "estimate: file metadata, sketch", semi)
+    assert(anti.rows.exists(r => r >= 500 && r <= 700) && anti.source == "estimate: file metadata, sketch", anti)
+    // a window keeps its input's rows (Spark's estimation leaves it without a count)
+    val window = rowsOf("SELECT id, sum(k) OVER (PARTITION BY k) AS w FROM est_s")
+    assert(window.rows.contains(1000L), window)
+    // ROLLUP: each row once per grouping set, before the aggregate
+    val rollup = program("SELECT k, s, count(*) FROM est_s GROUP BY ROLLUP(k, s)").blocks.last.cost
+    assert(rollup.rows.isDefined, rollup)
   }
 
   test("a sketch taken before the files changed is stale: not used, and the source says why") {
