@@ -18,7 +18,9 @@ gives the share of estimates (``cost.rows``) within 2× and 10× of the measured
 (``measured.rows``; 0 is read as 1), unknown estimates (misses), and the worst ten. The bound check:
 a block whose branches are all joins must not be estimated above the product of its inputs' rows
 (measured, else estimated; a table's row count; a factor 0 read as 1, outer joins add the inputs'
-sum; summed over the branches), and, apart, above the product of its inputs' estimates. Also: stateful operators and the unattributed ones by reason, and
+sum; summed over the branches), and, apart, above the product of its inputs' estimates (a ROLLUP's
+Expand between the joins and the head repeats each row once per grouping set: such a block may
+rightly exceed it). Also: stateful operators and the unattributed ones by reason, and
 the times. Results: ``accuracy.json`` and ``accuracy.md`` under ``bench/results/<time>/``.
 """
 from __future__ import annotations
