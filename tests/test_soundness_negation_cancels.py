@@ -77,6 +77,28 @@ def test_union_minus_a_non_failing_term_still_cancels_under_ansi(spark, views, c
     assert "Union" not in on_plan and marked_terms(on_plan) < marked_terms(off_plan) == 3, on_plan
 
 
+@pytest.mark.parametrize("q", [
+    "(SELECT 4 AS c0 UNION ALL SELECT k FROM r) EXCEPT ALL SELECT k FROM r",
+    "(SELECT k AS c0 FROM r UNION ALL SELECT c0 FROM (SELECT 4 AS c0, 5 AS c1)) EXCEPT ALL SELECT k FROM r",
+    "(SELECT k AS c0 FROM r UNION ALL SELECT 2 + 2 AS c0 FROM r WHERE k < 3) EXCEPT ALL SELECT k FROM r",
+], ids=["constant_first", "constant_below_a_projection", "constant_expression_second"])
+def test_a_constant_term_left_alone_keeps_its_union(spark, views, q):
+    """Found by the random gate: with one term left whose column is a constant, the union's columns
+    became constants and Spark's FoldablePropagation put a literal among the outputs of the
+    EXCEPT ALL's Generate (ClassCastException, every such query failed). The rule leaves it."""
+    on, off, on_plan, off_plan = both_ways(spark, q)
+    assert on.error is None and off.error is None and on.rows, (on.error, on.rows)
+    assert marked_terms(on_plan) == marked_terms(off_plan), on_plan
+
+
+def test_a_constant_term_beside_others_still_cancels(spark, views):
+    """Two terms left: the union stays, its columns are no constants, and the pair cancels."""
+    q = "(SELECT k AS c0 FROM r UNION ALL SELECT 4 AS c0 UNION ALL SELECT k % 3 FROM r) EXCEPT ALL SELECT k FROM r"
+    on, _, on_plan, off_plan = both_ways(spark, q)
+    assert sorted(x[0] for x in on.rows) == sorted([4] + [k % 3 for k in range(20)])
+    assert marked_terms(on_plan) < marked_terms(off_plan), on_plan
+
+
 # --- collations ---------------------------------------------------------------------------------------
 
 UNION_MINUS_B = "(SELECT c, n FROM {b} UNION ALL SELECT c, n FROM {a}) EXCEPT ALL SELECT c, n FROM {b}"

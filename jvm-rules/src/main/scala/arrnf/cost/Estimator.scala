@@ -4,7 +4,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.Try
 import scala.util.control.NonFatal
 
-import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, BinaryComparison, Equality, Expression, In, InSet, IsNotNull, IsNull, Literal, Not, Or}
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, AttributeSet, BinaryComparison, Equality, Expression, In, InSet, IsNotNull, IsNull, Literal, Not, Or}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Expand, Filter, Join, LeafNode, LogicalPlan, RepartitionOperation, Sort, Statistics, Window}
@@ -215,20 +215,28 @@ final class Estimator {
     c
   }
 
-  // Each node's copy, once: the blocks of a program are subtrees of one plan, so a node estimated
-  // for one block is not copied (nor its statistics computed) again for the next.
-  private val copies = new java.util.IdentityHashMap[LogicalPlan, LogicalPlan]()
+  // Each node's copy, once, with the columns whose statistics it carries: the blocks of a program
+  // are subtrees of one plan, so a node estimated for one block is not copied (nor its statistics
+  // computed) again for the next.
+  private val copies = new java.util.IdentityHashMap[LogicalPlan, (LogicalPlan, AttributeSet)]()
+
+  /** Estimates every node of `plan` at once (its blocks' subtrees then cost nothing more). */
+  def prime(plan: LogicalPlan): Unit = apply(plan)
 
   private def estimateTree(root: LogicalPlan): Unit = {
+    // Only the columns the plan reads need statistics: Spark's estimation updates every column it
+    // is given at every filter and join (a fact table's 20 columns where 3 are read).
+    val used = AttributeSet.fromAttributeSets(root.collect { case n => n.references }) ++ root.outputSet
     SQLConf.withExistingConf(cbo) {
       // Each node of `root` is copied with its statistics leaves; the copy's statistics are Spark's
       // estimates. Its answer per node: rows and source label.
       def copy(p: LogicalPlan): LogicalPlan = {
         val done = copies.get(p)
-        if (done != null) return done
+        if (done != null && used.subsetOf(done._2)) return done._1
         val c = p match {
           case leaf: LeafNode =>
-            val (stats, source) = leafStatistics(leaf)
+            val (all, source) = leafStatistics(leaf)
+            val stats = all.copy(attributeStats = AttributeMap(all.attributeStats.toSeq.filter(c => used.contains(c._1))))
             note(p, stats.rowCount, source)
             EstimatedLeaf(leaf.output, stats, source)
           case _ =>
@@ -281,7 +289,7 @@ final class Estimator {
               case _ => estimated(Try(copied.stats.rowCount).toOption.flatten, copied)
             }
         }
-        copies.put(p, c)
+        copies.put(p, (c, used))
         c
       }
       copy(root)

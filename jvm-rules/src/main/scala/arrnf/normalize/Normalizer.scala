@@ -82,6 +82,8 @@ final class Normalizer private (rootName: String, withSql: Boolean, private[norm
 
   private[normalize] def normalize(plan: LogicalPlan): ArrnfProgram = {
     streaming = plan.isStreaming
+    // The whole plan estimated once, before its blocks ask for their subtrees' rows.
+    if (!streaming) estimator.prime(plan)
     val (finishing, core) = peelFinishing(plan)
     val root = new Builder(rootName, rootName)
     root.sharing = 1

@@ -1,6 +1,6 @@
 package arrnf.rules
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, GreaterThan, Literal, NamedExpression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeSet, Expression, GreaterThan, Literal, NamedExpression}
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.{AGGREGATE, FILTER, UNION}
@@ -105,6 +105,11 @@ object NegationCancels extends Rule[LogicalPlan] {
     }
     if (dropped.isEmpty) return None
     val kept = u.children.zipWithIndex.collect { case (c, i) if !dropped.contains(i) => c }
+    // One term left: the union goes and its columns are that term's. Where a column is a constant
+    // there, Spark's FoldablePropagation carries the constant up to the rewrite's Generate
+    // (replicate_rows), whose output re-uses the columns' ids, and puts a literal among its output
+    // attributes (ClassCastException). The union stood in its way in vanilla Spark: keep it.
+    if (kept.size == 1 && constantColumns(kept.head).exists(i => i != markerIdx)) return None
     Some(kept match {
       case Seq() => LocalRelation(u.output, Nil, isStreaming = false)
       case Seq(only) => keepIds(u.output, only)
@@ -112,6 +117,23 @@ object NegationCancels extends Rule[LogicalPlan] {
         // The union's output is its first child's; keep the old ids when the first child went.
         if (several.head eq u.children.head) Union(several) else keepIds(u.output, Union(several))
     })
+  }
+
+  /** Positions of `p`'s output columns that are constants once projections collapse: aliases of
+   *  deterministic expressions of constants only, through projections and filters. */
+  private def constantColumns(p: LogicalPlan): Seq[Int] = {
+    def constants(q: LogicalPlan): AttributeSet = q match {
+      case Project(list, child) =>
+        val below = constants(child)
+        AttributeSet(list.collect {
+          case a @ Alias(e, _) if e.deterministic && e.references.subsetOf(below) => a.toAttribute
+          case r: Attribute if below.contains(r) => r
+        })
+      case Filter(_, child) => constants(child)
+      case _ => AttributeSet.empty
+    }
+    val c = constants(p)
+    p.output.zipWithIndex.collect { case (a, i) if c.contains(a) => i }
   }
 
   /** `child` re-aliased so that its output carries the expression ids of `output`. */
