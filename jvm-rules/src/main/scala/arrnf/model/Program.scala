@@ -164,8 +164,9 @@ final case class Consumer(block: String, role: String, detail: String)
 
 /**
  * The cost of a block. `arrangements` by the differential rules (`rule` says which), the
- * arrangement's key and value columns, and estimated rows/bytes with the statistic they came from
- * (`rowCount`, `sizeInBytes` or `unknown`); `why` names the consumer that needs it.
+ * arrangement's key and value columns, and the estimated rows/bytes of the state Spark holds for
+ * it with their source (`file metadata`, `estimate: …`, `unknown: why`; docs/arrnf-json.md); `why`
+ * names the consumer that needs it.
  */
 final case class Cost(
     arrangements: Int,
