@@ -65,6 +65,10 @@ class _Json:
     _optional: ClassVar[tuple] = ()
     _local: ClassVar[tuple] = ("unknown",)
 
+    def _later(self, key: str):
+        """A field a newer jar writes that this class keeps in ``unknown`` (None when absent)."""
+        return self.unknown.get(key, (None, None))[1]
+
     def _known(self) -> dict:
         names = [f.name for f in fields(self) if f.name not in self._local]
         names = [*self._first, *(n for n in names if n not in self._first)]
@@ -263,17 +267,17 @@ class Operator(_Json):
     @property
     def what(self) -> Optional[str]:
         """The state it holds, in words (``sort for merge join``, ``broadcast relation``, ...)."""
-        return self.unknown.get("what", (None, None))[1]
+        return self._later("what")
 
     @property
     def state_rows(self) -> Optional[int]:
         """Rows of the state it holds (a sort's input, a broadcast relation's rows, an aggregate's groups)."""
-        return self.unknown.get("state_rows", (None, None))[1]
+        return self._later("state_rows")
 
     @property
     def state_bytes(self) -> Optional[int]:
         """Bytes of that state, where Spark measures them (an exchange's data size, a hash map's pages)."""
-        return self.unknown.get("state_bytes", (None, None))[1]
+        return self._later("state_bytes")
 
 
 @dataclass
@@ -295,12 +299,12 @@ class Measured(_Json):
     @property
     def bytes(self) -> Optional[int]:
         """Bytes of the state the block holds, where Spark measured them (None: not measured)."""
-        return self.unknown.get("bytes", (None, None))[1]
+        return self._later("bytes")
 
     @property
     def state_operator(self) -> Optional[int]:
         """The id of the operator whose state the block's ``rows`` and ``bytes`` are."""
-        return self.unknown.get("state_operator", (None, None))[1]
+        return self._later("state_operator")
 
 
 @dataclass
@@ -365,7 +369,7 @@ class Block(_Json):
         """What Spark builds for the block in the physical plan it chose: one ``{id, operator, what,
         shared}`` per operator (``[]``: nothing, a streamed side); None where no physical plan was
         asked for (a stream)."""
-        return self.unknown.get("realization", (None, None))[1]
+        return self._later("realization")
 
     @property
     def spark(self) -> Optional[str]:
@@ -447,12 +451,12 @@ class Program(_Json):
     def realized(self) -> Optional[int]:
         """How many stateful operators Spark's physical plan runs (None: no physical plan asked for).
         The total to read first: ``arrangements`` is the seed's differential model, beside it."""
-        return self.unknown.get("realized", (None, None))[1]
+        return self._later("realized")
 
     @property
     def built_blocks(self) -> Optional[int]:
         """How many blocks Spark builds state for (None: no physical plan asked for)."""
-        return self.unknown.get("built_blocks", (None, None))[1]
+        return self._later("built_blocks")
 
     def __repr__(self) -> str:
         built = (f"Spark builds {self.realized} stateful operators in {self.built_blocks} blocks (differential "

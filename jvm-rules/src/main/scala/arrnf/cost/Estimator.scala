@@ -116,12 +116,11 @@ object Estimator {
   /**
    * Why Spark's join estimation (`JoinEstimation`) would guess for `j` over `children` (its inputs
    * with their statistics), if it would: it drops equi-join keys without distinct counts, ignores
-   * conditions other than equalities of columns (counting a cartesian product) and keeps a semi or
-   * anti join's left side. None: every key is counted and nothing is ignored.
+   * conditions other than equalities of columns (counting a cartesian product); semi and anti
+   * joins are [[semiJoin]]'s. None: every key is counted and nothing is ignored.
    */
-  def unestimatedJoin(j: Join, children: Seq[LogicalPlan]): Option[String] = j.joinType match {
-    case LeftSemi | LeftAnti | _: ExistenceJoin => Some(SemiJoin)
-    case _ => j match {
+  def unestimatedJoin(j: Join, children: Seq[LogicalPlan]): Option[String] = {
+    j match {
       case ExtractEquiJoinKeys(_, leftKeys, rightKeys, other, _, _, _, _) =>
         val (ls, rs) = (children.head.stats.attributeStats, children(1).stats.attributeStats)
         def counted(e: Expression, m: AttributeMap[ColumnStat]) = e match {
@@ -277,8 +276,7 @@ final class Estimator {
                 Try(Estimator.semiJoin(j, children)).toOption.flatten.map(ours).getOrElse(unknown(SemiJoin))
               // Spark's join estimation drops keys without distinct counts and ignores other
               // conditions: it would count a cartesian product.
-              case j: Join if Try(Estimator.unestimatedJoin(j, children)).getOrElse(Some(NoColumnStatistics)).isDefined =>
-                unknown(Try(Estimator.unestimatedJoin(j, children)).toOption.flatten.getOrElse(NoColumnStatistics))
+              case j: Join if unestimated(j, children).isDefined => unknown(unestimated(j, children).get)
               // Nodes that keep their input's rows, which Spark's estimation leaves without a count.
               case _: Window | _: Sort | _: RepartitionOperation if in.exists(_.rowCount.isDefined) =>
                 ours(Statistics(sizeInBytes = size, rowCount = in.get.rowCount, attributeStats = in.get.attributeStats))
@@ -294,6 +292,14 @@ final class Estimator {
       }
       copy(root)
     }
+  }
+
+  // Why Spark's join estimation would guess for `j` (a failure to tell counts as a guess), once per join.
+  private val unestimatedJoins = new java.util.IdentityHashMap[Join, Option[String]]()
+  private def unestimated(j: Join, children: Seq[LogicalPlan]): Option[String] = {
+    if (!unestimatedJoins.containsKey(j)) unestimatedJoins.put(j,
+      Try(Estimator.unestimatedJoin(j, children)).getOrElse(Some(NoColumnStatistics)))
+    unestimatedJoins.get(j)
   }
 
   /** Why the rows of one of `p`'s inputs are unknown, if they are: the first reason below. */

@@ -44,10 +44,11 @@ object Measure {
   /** A block's measured figures. `rows` and `bytes` are those of the state it holds: the figures of
    *  its principal operator ([[principal]]); `peak` (allocation), `spill` and `shuffle` are sums over
    *  its own operators (shared ones listed apart); `ratio` = measured state bytes / estimated bytes. */
-  final case class Figures(own: Seq[Op], shared: Seq[Op], ratio: Option[Double]) {
+  final case class Figures(own: Seq[Op], shared: Seq[Op], estimatedBytes: Option[Long]) {
     val main: Option[Op] = principal(own)
     val rows: Option[Long] = main.flatMap(_.stateRows)
     val bytes: Option[Long] = main.flatMap(_.stateBytes)
+    val ratio: Option[Double] = for (e <- estimatedBytes; m <- bytes) yield m.toDouble / e
     val peak: Long = own.map(_.peakMemory).sum
     val spill: Long = own.map(_.spill).sum
     val shuffle: Long = own.map(_.shuffleBytes).sum
@@ -96,9 +97,7 @@ object Measure {
 
   def figures(b: Block, ops: Seq[Op]): Figures = {
     val mine = ops.filter(o => o.block.contains(b.name))
-    val own = mine.filterNot(_.shared)
-    val bytes = principal(own).flatMap(_.stateBytes)
-    Figures(own, mine.filter(_.shared), for (e <- b.cost.bytes.filter(_ > 0); m <- bytes) yield m.toDouble / e)
+    Figures(mine.filterNot(_.shared), mine.filter(_.shared), b.cost.bytes.filter(_ > 0))
   }
 
   /** How the run ended and what it is: the query's error (None: it ran), its result rows, the

@@ -53,6 +53,10 @@ import arrnf.catalyst.{Effects, Patterns, SetOperationRewrites}
  * Non-determinism: the cancelled terms must not vary (`Effects.canVary`): two runs of `rand()`,
  * of an unseeded `TABLESAMPLE`, or of an RDD whose function draws random numbers are not twins.
  * Streaming plans are left alone (`EXCEPT ALL` is not supported on streams anyway).
+ * One term left: the union goes, and its columns become that term's. Where one of them is a
+ * constant, Spark's FoldablePropagation carries it up into the `Generate` (replicate_rows) that
+ * Spark's rewrite put above, whose output re-uses those columns' ids, and breaks the plan; the rule
+ * then leaves the union alone (`(SELECT 4 UNION ALL SELECT k FROM t) EXCEPT ALL SELECT k FROM t`).
  */
 object NegationCancels extends Rule[LogicalPlan] {
 
