@@ -42,6 +42,9 @@ object Api {
 
   def factorizeReasons(): java.util.List[String] = FactorizeStatus.reasons()
   def factorizeFirings(): Long = FactorizeStatus.firings()
+  def eagerReasons(): java.util.List[String] = arrnf.rules.EagerAggregation.status.reasons()
+  def eagerFirings(): Long = arrnf.rules.EagerAggregation.status.firings()
+  def resetEagerStatus(): Unit = arrnf.rules.EagerAggregation.status.reset()
   def resetFactorizeStatus(): Unit = FactorizeStatus.reset()
 
   /** The factorization's minimum saving in the active session (its bad value's error). */

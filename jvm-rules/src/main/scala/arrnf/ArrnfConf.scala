@@ -29,6 +29,9 @@ object ArrnfConf extends Logging {
   val FactorizeMinSaving: String = ArrnfSqlConf.FactorizeMinSaving.key
   val FactorizeMinSavingDefault: Double = ArrnfSqlConf.FactorizeMinSavingDefault
 
+  /** How many times fewer rows EagerAggregation's pre-aggregate must have than its input (0: always). */
+  val EagerMinReduction: String = ArrnfSqlConf.EagerMinReduction.key
+
   /** Also build the ArrNF section for the plan description Spark records for every executed query
    *  (SQL tab of the UI, event log); default false. `df.explain()` always shows it. */
   val ExplainSqlUi: String = ArrnfSqlConf.ExplainSqlUi.key
@@ -46,6 +49,9 @@ object ArrnfConf extends Logging {
   /** The factorization's minimum saving; a value out of range (set before the extension registered
    *  its settings, so not checked by `SET`) throws with the message saying what to do. */
   def factorizeMinSaving(conf: SQLConf = SQLConf.get): Double = ArrnfSqlConf.factorizeMinSaving(conf)
+
+  /** EagerAggregation's least estimated reduction; a bad value set before registration throws, saying what to do. */
+  def eagerMinReduction(conf: SQLConf = SQLConf.get): Double = ArrnfSqlConf.eagerMinReduction(conf)
 
   /** The rule (or `Normalizer`) that fault injection makes throw, or "". */
   def failRule(conf: SQLConf = SQLConf.get): String = ArrnfSqlConf.failRule(conf)

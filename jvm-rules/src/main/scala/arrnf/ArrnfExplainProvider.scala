@@ -55,7 +55,9 @@ object ArrnfExplainProvider {
         // Why the factorization fired, where its tag survived Spark's later rules (best effort).
         val fired = logical.toSeq.flatMap(lp => scala.util.Try(
           arrnf.rules.FactorizeUnionOfJoins.firedIn(lp).asScala.toSeq).getOrElse(Nil))
-          .map(reason => s"FactorizeUnionOfJoins fired: $reason\n").mkString
+          .map(reason => s"FactorizeUnionOfJoins fired: $reason\n").mkString +
+          logical.toSeq.flatMap(lp => scala.util.Try(arrnf.rules.EagerAggregation.reasonsIn(lp)).getOrElse(Nil))
+            .map(reason => s"EagerAggregation $reason\n").mkString
         // Never throws: a plan the normalizer cannot handle gives a one-line message instead. It reads
         // the copy Spark planned (where the planner's statistics are); the text is kept on `logical`.
         val planned = scala.util.Try(arrnf.normalize.Arrnf.plannedOf(plan)).toOption.flatten

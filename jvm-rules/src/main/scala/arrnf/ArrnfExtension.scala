@@ -42,7 +42,8 @@ object ArrnfExtension {
 
   /** Rules run once, after operator optimization and before join reordering ("Pre CBO Rules"). */
   val preCBORules: Seq[Rule[LogicalPlan]] = Seq(
-    FactorizeUnionOfJoins
+    FactorizeUnionOfJoins,
+    EagerAggregation
   )
 
   /** Every rule's full name, as `spark.sql.optimizer.excludedRules` takes it. */

@@ -19,9 +19,10 @@ import org.apache.spark.sql.types._
  *    audited against Spark 4.3's expression classes: what is not listed may fail. Listed: columns,
  *    literals, null tests, boolean logic, comparisons, `if`/`case`/`coalesce`/`in`; arithmetic on
  *    numbers only where it cannot raise (LEGACY or TRY mode; `+ - *` on FLOAT/DOUBLE in any mode;
- *    `/ % div pmod` by a non-zero literal on non-decimal numbers); casts that are up-casts or
- *    LEGACY/TRY casts between numbers and strings. Not listed, so failing: ANSI integral and decimal
- *    arithmetic, `DIV`/`/` by a column, interval arithmetic in ANY mode (it overflows with ANSI off
+ *    `/ % div pmod` by a non-zero literal on non-decimal numbers; decimal `+ - *`, and `/` by a
+ *    non-zero literal, whose result precision Spark did not cap at 38); casts that are up-casts or
+ *    LEGACY/TRY casts between numbers and strings. Not listed, so failing: ANSI integral arithmetic,
+ *    ANSI decimal arithmetic near 38 digits, `DIV`/`/` by a column, interval arithmetic in ANY mode (it overflows with ANSI off
  *    too), ANSI casts that narrow or parse, `element_at`, `raise_error`/`assert_true`, UDFs, scalar
  *    subqueries (more than one row), generators, windows and every other expression.
  *    Failures of the environment (a missing or corrupt file, memory) are not counted: Spark's own
@@ -188,9 +189,12 @@ object Effects {
         case v: Number =>
           val d = v.doubleValue
           d != 0 && !d.isNaN && (minusOneToo || d != -1)
+        case v: Decimal => v.toDouble != 0 && (minusOneToo || v.toDouble != -1)
         case _ => false
       }
     numbers && (b match {
+      case _: Add | _: Subtract | _: Multiply if decimalFits(b) => true
+      case d: Divide if decimalFits(d) => nonZeroLiteral(d.right, minusOneToo = true)
       case _: Add | _: Subtract | _: Multiply => lenient || fractional(b.dataType)
       case d: Divide => lenient || (fractional(d.dataType) && nonZeroLiteral(d.right, minusOneToo = true))
       case d: IntegralDivide => lenient || nonZeroLiteral(d.right, minusOneToo = false) && !d.left.dataType.isInstanceOf[DecimalType]
@@ -199,6 +203,26 @@ object Effects {
       case _: BitwiseAnd | _: BitwiseOr | _: BitwiseXor => true
       case _ => lenient
     })
+  }
+
+  /**
+   * Decimal `+ - * /` whose result type has the integer digits the exact result can need, so that
+   * it cannot overflow in any mode (only a result whose precision Spark capped at 38 can):
+   * `decimal(7,2) - decimal(7,2)` is `decimal(8,2)`, `decimal(7,2) * decimal(5,0)` is
+   * `decimal(13,2)`; a quotient's integer digits are bounded by the dividend's plus the divisor's
+   * scale (any non-zero divisor is at least 10^-scale).
+   */
+  private def decimalFits(b: BinaryArithmetic): Boolean = (b.dataType, b.left.dataType, b.right.dataType) match {
+    case (r: DecimalType, l: DecimalType, x: DecimalType) =>
+      def digits(t: DecimalType) = t.precision - t.scale
+      val needed = b match {
+        case _: Add | _: Subtract => math.max(digits(l), digits(x)) + 1
+        case _: Multiply => digits(l) + digits(x)
+        case _: Divide => digits(l) + x.scale
+        case _ => Int.MaxValue
+      }
+      digits(r) >= needed
+    case _ => false
   }
 
   private def castCannotFail(c: Cast): Boolean = {

@@ -41,6 +41,25 @@ object ArrnfSqlConf {
     .checkValue(v => v >= 0 && v <= 1, "must be a number from 0 to 1 (a share of the estimated cost)")
     .createWithDefault(FactorizeMinSavingDefault)
 
+  val EagerMinReductionDefault = 3.0
+
+  val EagerMinReduction: ConfigEntry[Double] = SQLConf.buildConf("spark.arrnf.EagerAggregation.minReduction")
+    .doc("How many times fewer rows EagerAggregation's pre-aggregate must be estimated to have than " +
+      "its input before it fires (1 or more; the estimates come from the statistics at hand, and " +
+      "where they are unknown the rule does not fire). 0 fires wherever the law holds, without " +
+      "estimates (for tests).")
+    .version(Since)
+    .doubleConf
+    .checkValue(v => v == 0 || v >= 1, "must be 0 (fire wherever the law holds) or a factor of 1 or more")
+    .createWithDefault(EagerMinReductionDefault)
+
+  def eagerMinReduction(conf: SQLConf): Double =
+    try conf.getConf(EagerMinReduction) catch {
+      case e: IllegalArgumentException =>
+        throw new IllegalArgumentException(s"${EagerMinReduction.key} must be 0 or a factor of 1 or more, not " +
+          s"'${conf.getConfString(EagerMinReduction.key, "")}'; unset it for the default $EagerMinReductionDefault", e)
+    }
+
   val ExplainSqlUi: ConfigEntry[Boolean] = SQLConf.buildConf("spark.arrnf.explain.sqlUi")
     .doc("Also build the ArrNF section for the plan description Spark records for every executed " +
       "query (SQL tab of the UI, event log). df.explain() always shows it.")

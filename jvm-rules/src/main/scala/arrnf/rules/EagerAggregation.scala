@@ -1,0 +1,213 @@
+package arrnf.rules
+
+import scala.util.{Left, Right, Try}
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
+import org.apache.spark.sql.catalyst.plans.logical._
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.trees.TreeNodeTag
+import org.apache.spark.sql.catalyst.trees.TreePattern.{AGGREGATE, JOIN}
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+
+import arrnf.ArrnfConf
+import arrnf.catalyst.Effects
+import arrnf.cost.Estimator
+import arrnf.rules.eager.{JoinGraph, Partial}
+
+/**
+ * Eager aggregation: the ring's product distributes over its sum, so an aggregate over an inner
+ * join can aggregate one side first, by its join keys and its grouping columns, and combine the
+ * parts after the join (Yan & Larson's "eager group-by"; AGCA's Σ pushed through ⋈):
+ *
+ *     γ[G; sum(r)](R ⋈k S)  =  γ[G; sum(r')]( γ[k ∪ G_R; r' = sum(r)](R)  ⋈k  S )
+ *
+ * S is not aggregated, so each of its rows meets the one pre-aggregated row of its key as it met
+ * each row of that group before: nothing needs multiplying. `count` becomes the sum of counts, `min`
+ * and `max` the min and max of parts ([[Partial]] states each split and when it is exact).
+ *
+ * {{{
+ *   Aggregate [c_id, d_year], [c_id, d_year, sum(price) AS total#9]
+ *   +- Join Inner, (c_sk = ss_customer_sk)
+ *      :- customer [c_sk, c_id]
+ *      +- Join Inner, (ss_sold_date_sk = d_date_sk)
+ *         :- store_sales [ss_customer_sk, ss_sold_date_sk, price]
+ *         +- Filter (d_year = 2001)
+ *            +- date_dim [d_date_sk, d_year]
+ *   =>
+ *   Aggregate [c_id, d_year], [c_id, d_year, CAST(sum(part) AS DECIMAL(17,2)) AS total#9]
+ *   +- Join Inner, (c_sk = ss_customer_sk)
+ *      :- Aggregate [ss_customer_sk, d_year], [ss_customer_sk, d_year, sum(price) AS part]
+ *      :  +- Join Inner, (ss_sold_date_sk = d_date_sk)
+ *      :     :- store_sales
+ *      :     +- Filter (d_year = 2001)
+ *      :        +- date_dim
+ *      +- customer
+ * }}}
+ *
+ * What the rule recognises: an aggregate grouping by columns, over (column-only projections and
+ * filters of) a tree of inner joins without hints. The join's inputs are split in two: R, the
+ * inputs the aggregate functions read (and possibly more), joined among themselves; and the others,
+ * joined to R's pre-aggregate one by one, each by an equality. R is pre-aggregated by its columns that
+ * the grouping, or any condition between R and the others, reads.
+ *
+ * When the law holds:
+ *  - bag semantics and NULLs: the pre-aggregate groups NULL keys together and the join drops (or,
+ *    for `<=>`, matches) them as it dropped or matched each row; empty groups do not arise (a group
+ *    of the original has at least one joined row), and a global aggregate over no rows gives
+ *    NULL sums and 0 counts both ways;
+ *  - errors: R's rows are aggregated before they meet the other side, so R's rows that join nothing
+ *    are aggregated too. Every aggregate argument and every join condition must be unable to fail
+ *    (`Effects.canFail`; the join order changes as well), and each sum is split only where it cannot
+ *    overflow on such rows ([[Partial]]); every result keeps its type and nullability;
+ *  - collations and floating point: R's grouping columns must be types whose equal values are the
+ *    same bytes (no collated strings, no FLOAT/DOUBLE: a pre-aggregate would pick one of several
+ *    equal-but-different values); FLOAT/DOUBLE sums are not split;
+ *  - non-determinism: every expression is deterministic, and no input may vary
+ *    (`Effects.canVary`): the joins are evaluated in another order;
+ *  - streaming plans are left alone.
+ *
+ * Cost: fires only where the pre-aggregate is estimated (rows and distinct counts from the
+ * statistics at hand, [[Estimator]]) to reduce R's rows at least `spark.arrnf.EagerAggregation.minReduction`
+ * times; where the estimate is unknown it does not fire (unless the setting is 0, for tests). Among
+ * several splits it takes the one that removes the most rows before the join.
+ *
+ * Where it runs: in "Pre CBO Rules" (once), after Spark's operator optimization (column pruning,
+ * predicate push-down, `RemoveRedundantAggregates`) settled the plan; the aggregates it builds carry
+ * [[Tag]] and are not rewritten again, so the rule is idempotent and nothing oscillates.
+ *
+ * Why it fired or not: the outer aggregate carries the reason in [[Tag]], a declined aggregate in
+ * [[DeclinedTag]] (the explain section prints both), logged at INFO and kept in [[status]].
+ */
+object EagerAggregation extends Rule[LogicalPlan] with Logging {
+
+  /** On the aggregates this rule builds: the reason on the outer one, `pre-aggregate` on the inner. */
+  val Tag: TreeNodeTag[String] = TreeNodeTag[String]("arrnf.EagerAggregation")
+
+  /** On an aggregate over a join the rule considered and left alone: why. */
+  val DeclinedTag: TreeNodeTag[String] = TreeNodeTag[String]("arrnf.EagerAggregation.declined")
+
+  /** What the rule did in this JVM. */
+  val status = new RuleLog
+
+  // Inputs beyond which the splits are not enumerated (2^n of them).
+  private val MaxInputs = 10
+
+  override def apply(plan: LogicalPlan): LogicalPlan = {
+    if (plan.isStreaming) return plan
+    plan.transformUpWithPruning(_.containsAllPatterns(AGGREGATE, JOIN)) {
+      case a: Aggregate if a.resolved && a.getTagValue(Tag).isEmpty => push(a).getOrElse(a)
+    }
+  }
+
+  /** The reasons this rule left in an (optimized) plan: "fired: …" and "declined: …". */
+  def reasonsIn(plan: LogicalPlan): Seq[String] = plan.collect {
+    case a: Aggregate if a.getTagValue(Tag).exists(_ != PreAggregate) => "fired: " + a.getTagValue(Tag).get
+    case a: Aggregate if a.getTagValue(DeclinedTag).isDefined => "declined: " + a.getTagValue(DeclinedTag).get
+  }
+
+  private val PreAggregate = "pre-aggregate"
+
+  private final case class Split(r: Seq[Int], keys: Seq[Attribute], parts: Map[Expression, Partial], pre: Aggregate,
+      rJoin: LogicalPlan, top: LogicalPlan)
+
+  private def push(a: Aggregate): Option[LogicalPlan] = JoinGraph.of(a.child).flatMap { graph =>
+    holds(a, graph).flatMap(choose(graph, _)) match {
+      case Right((s, reason)) =>
+        val outer = a.copy(
+          aggregateExpressions = a.aggregateExpressions.map(_.transformUp {
+            case ae: AggregateExpression => s.parts(ae.canonicalized).outer
+          }.asInstanceOf[NamedExpression]),
+          child = s.top)
+        outer.setTagValue(Tag, reason)
+        status.recordFiring(reason)
+        logInfo(s"pyspark-arrnf EagerAggregation fired: $reason")
+        Some(outer)
+      case Left(why) =>
+        a.setTagValue(DeclinedTag, why)
+        status.recordDecline(why)
+        logInfo(s"pyspark-arrnf EagerAggregation declined: $why")
+        None
+    }
+  }
+
+  private def check(ok: Boolean, why: => String): Either[String, Unit] = if (ok) Right(()) else Left(why)
+
+  /** Every split of `graph`'s inputs for which the law holds, or why there is none. */
+  private def holds(a: Aggregate, graph: JoinGraph): Either[String, Seq[Split]] = {
+    val group = a.groupingExpressions.collect { case g: Attribute => g }
+    val aggs = a.aggregateExpressions.flatMap(_.collect { case ae: AggregateExpression => ae })
+      .distinctBy(_.canonicalized)
+    for {
+      _ <- check(group.size == a.groupingExpressions.size, "it groups by expressions, not columns")
+      _ <- check(a.aggregateExpressions.forall(_.deterministic), "a non-deterministic expression")
+      _ <- check(graph.inputs.size <= MaxInputs, s"more than $MaxInputs joined inputs")
+      _ <- check(!graph.inputs.exists(Effects.canVary), "an input may give other rows on another evaluation")
+      _ <- graph.conds.find(c => !c.deterministic || Effects.canFail(c))
+        .map(c => Left(s"the join condition ${c.sql} may fail or vary")).getOrElse(Right(()))
+      _ <- aggs.find(_.aggregateFunction.children.exists(Effects.canFail))
+        .map(ae => Left(s"the argument of ${ae.sql} may fail")).getOrElse(Right(()))
+      parts <- aggs.foldLeft[Either[String, Map[Expression, Partial]]](Right(scala.collection.immutable.ListMap.empty)) { (done, ae) =>
+        done.flatMap(m => Partial.of(ae).map(p => m + (ae.canonicalized -> p)))
+      }
+      splits = {
+        val read = graph.inputsOf(AttributeSet(aggs.flatMap(_.aggregateFunction.references)))
+        val all = graph.inputs.indices
+        (1 until all.size).iterator.flatMap(n => all.combinations(n))
+          .filter(r => read.subsetOf(r.toSet)).flatMap(r => split(graph, r, group, parts)).toSeq
+      }
+      _ <- check(splits.nonEmpty, "no split of the joined inputs where the law holds")
+    } yield splits
+  }
+
+  /** The split that removes the most rows before the join, if it removes enough; with the reason. */
+  private def choose(graph: JoinGraph, splits: Seq[Split]): Either[String, (Split, String)] = {
+    val minReduction = ArrnfConf.eagerMinReduction()
+    val estimator = new Estimator()
+    def rows(p: LogicalPlan) = Try(estimator(p).rows).toOption.flatten
+    def what(s: Split) = s"pre-aggregating ${names(graph, s.r)} by [${s.keys.map(_.name).mkString(", ")}]"
+    val known = splits.flatMap(s => for (in <- rows(s.rJoin); out <- rows(s.pre) if out > 0) yield (s, in, out))
+    if (known.nonEmpty) {
+      val (s, in, out) = known.maxBy { case (_, in, out) => in - out }
+      val reduction = BigDecimal(in) / BigDecimal(out)
+      val reason = s"${what(s)}: estimated rows $in → $out (${fmt(reduction)}×) before joining " +
+        names(graph, graph.inputs.indices.diff(s.r))
+      if (minReduction == 0 || (reduction >= minReduction && in > out)) Right((s, reason))
+      else Left(s"$reason; below spark.arrnf.EagerAggregation.minReduction ($minReduction)")
+    } else if (minReduction == 0) Right((splits.head, s"${what(splits.head)} (estimates unknown; minReduction is 0)"))
+    else Left(s"the pre-aggregate's rows are unknown (${Try(estimator(splits.head.pre).source).getOrElse("unknown")})")
+  }
+
+  /** The plan for one choice R of inputs to pre-aggregate, if the law holds for it. */
+  private def split(graph: JoinGraph, r: Seq[Int], group: Seq[Attribute], parts: Map[Expression, Partial]): Option[Split] = {
+    val rSet = r.toSet
+    val cross = graph.conds.filter { c =>
+      val on = graph.inputsOf(c)
+      on.exists(rSet.contains) && !on.subsetOf(rSet)
+    }
+    val needed = AttributeSet(group) ++ AttributeSet(cross.flatMap(_.references))
+    val keys = r.flatMap(graph.inputs(_).output).filter(needed.contains)
+    for {
+      _ <- Option.when(cross.exists(JoinGraph.isEquality) && keys.forall(k => Partial.comparable(k.dataType)))(())
+      (rJoin, rest) <- graph.rebuild(r) if rest.isEmpty
+      pre = {
+        val p = Aggregate(keys, keys ++ parts.values.toSeq.map(_.inner), rJoin)
+        p.setTagValue(Tag, PreAggregate)
+        p
+      }
+      (top, left) <- graph.rebuild(graph.inputs.indices.filterNot(rSet.contains), Some((pre, rSet))) if left.isEmpty
+    } yield Split(r, keys, parts, pre, rJoin, top)
+  }
+
+  private def names(graph: JoinGraph, is: Seq[Int]): String = is.map(i => name(graph.inputs(i))).mkString(" ⋈ ")
+
+  private def name(p: LogicalPlan): String = p.collectLeaves() match {
+    case Seq(LogicalRelation(h: HadoopFsRelation, _, table, _, _)) =>
+      table.map(_.identifier.table).getOrElse(h.location.rootPaths.headOption.map(_.getName).getOrElse("files"))
+    case Seq(leaf) => leaf.nodeName
+    case leaves => s"(${leaves.size} inputs)"
+  }
+
+  private def fmt(x: BigDecimal): String = x.setScale(1, BigDecimal.RoundingMode.HALF_UP).toString
+}

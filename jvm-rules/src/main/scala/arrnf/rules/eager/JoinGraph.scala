@@ -1,0 +1,94 @@
+package arrnf.rules.eager
+
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.plans.Inner
+import org.apache.spark.sql.catalyst.plans.logical._
+
+import arrnf.catalyst.Patterns
+
+/**
+ * An inner-join tree seen as a graph: its inputs and the conjuncts of its join conditions and of the
+ * filters between its joins, all over the inputs' own attributes. Projections inside the tree are
+ * looked through only when they list columns (no expression moves when the tree is rebuilt).
+ *
+ * {{{
+ *   Project [a, x, d]                     inputs: A, B, D
+ *   +- Join Inner, (b = d_key)            conds:  a_key = b_key, b = d_key
+ *      :- Join Inner, (a_key = b_key)
+ *      :  :- A
+ *      :  +- B
+ *      +- D
+ * }}}
+ */
+private[rules] final case class JoinGraph(inputs: IndexedSeq[LogicalPlan], conds: Seq[Expression]) {
+
+  /** The inputs whose columns `e` reads. */
+  def inputsOf(e: Expression): Set[Int] = inputsOf(e.references)
+
+  def inputsOf(refs: AttributeSet): Set[Int] =
+    inputs.indices.filter(i => inputs(i).outputSet.intersect(refs).nonEmpty).toSet
+
+  /**
+   * The inputs `chosen` (in their order) joined left-deep, starting from `start` when given (a plan
+   * over the columns of the inputs it stands for, `startCovers`), each next input joined by at least one
+   * equality with what is built so far, every conjunct placed at the first join that has its
+   * columns. None when some input cannot be reached by an equality (a cartesian product).
+   */
+  def rebuild(chosen: Seq[Int], start: Option[(LogicalPlan, Set[Int])] = None): Option[(LogicalPlan, Seq[Expression])] = {
+    var built: Option[LogicalPlan] = start.map(_._1)
+    var covered: Set[Int] = start.map(_._2).getOrElse(Set.empty)
+    var pending = chosen.filterNot(covered.contains)
+    var left = conds.filter(c => inputsOf(c).subsetOf(covered ++ chosen) && !inputsOf(c).subsetOf(covered))
+    if (built.isEmpty) {
+      built = Some(inputs(pending.head))
+      covered = Set(pending.head)
+      pending = pending.tail
+      val (here, rest) = left.partition(c => inputsOf(c).subsetOf(covered))
+      built = Some(filtered(built.get, here))
+      left = rest
+    }
+    while (pending.nonEmpty) {
+      val next = pending.find(i => left.exists(c => JoinGraph.isEquality(c) && joins(c, covered, i)))
+      if (next.isEmpty) return None
+      val i = next.get
+      val (here, rest) = left.partition(c => inputsOf(c).subsetOf(covered + i))
+      built = Some(Join(built.get, inputs(i), Inner, here.reduceOption(And), JoinHint.NONE))
+      covered += i
+      pending = pending.filterNot(_ == i)
+      left = rest
+    }
+    Some((built.get, left))
+  }
+
+  // Whether equality `c` joins the inputs `covered` with input `i`.
+  private def joins(c: Expression, covered: Set[Int], i: Int): Boolean = {
+    val on = inputsOf(c)
+    on.contains(i) && on.size >= 2 && (on - i).subsetOf(covered)
+  }
+
+  private def filtered(p: LogicalPlan, cs: Seq[Expression]): LogicalPlan =
+    cs.reduceOption(And).map(Filter(_, p)).getOrElse(p)
+}
+
+private[rules] object JoinGraph {
+
+  /** The graph of an inner-join tree of at least two inputs, if `plan` is one. */
+  def of(plan: LogicalPlan): Option[JoinGraph] = flatten(plan).filter(_.inputs.size >= 2)
+
+  /** `a = b` or `a <=> b` between two sides. */
+  def isEquality(c: Expression): Boolean = c match {
+    case EqualTo(l, r) => l.references.nonEmpty && r.references.nonEmpty
+    case EqualNullSafe(l, r) => l.references.nonEmpty && r.references.nonEmpty
+    case _ => false
+  }
+
+  private def flatten(p: LogicalPlan): Option[JoinGraph] = p match {
+    case Join(l, r, Inner, cond, JoinHint.NONE) =>
+      val gl = flatten(l).getOrElse(JoinGraph(IndexedSeq(l), Nil))
+      val gr = flatten(r).getOrElse(JoinGraph(IndexedSeq(r), Nil))
+      Some(JoinGraph(gl.inputs ++ gr.inputs, gl.conds ++ gr.conds ++ cond.toSeq.flatMap(Patterns.splitConjuncts)))
+    case Filter(c, child) => flatten(child).map(g => g.copy(conds = g.conds ++ Patterns.splitConjuncts(c)))
+    case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => flatten(child)
+    case _ => None
+  }
+}
