@@ -11,6 +11,8 @@ the same error class, or neither.
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from .compare import arrnf_enabled, optimized_plan
@@ -38,10 +40,23 @@ def run_side(spark, query, enabled: bool) -> Side:
             return Side(None, None, None, e)
 
 
-def _error_class(e: Exception) -> str:
+# Conditions that only wrap others: when several tasks fail at once, adaptive execution reports
+# them together, and which wrapper the same error comes in depends on the plan's stages.
+_WRAPPERS = {"STAGE_MATERIALIZATION_MULTIPLE_FAILURES"}
+_CONDITION = re.compile(r"\[([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\]")
+
+
+def _error_classes(e: Exception) -> frozenset:
+    """Spark's error condition of `e`, or the conditions a wrapper carries, or the exception's type."""
     getter = getattr(e, "getCondition", None) or getattr(e, "getErrorClass", None)
-    cond = getter() if getter else None
-    return cond or type(e).__name__
+    try:
+        cond = getter() if getter else None
+    except Exception:  # noqa: BLE001 - a condition we cannot read is no condition
+        cond = None
+    if cond and cond not in _WRAPPERS:
+        return frozenset([cond])
+    found = {c for c in _CONDITION.findall(str(e)) if c not in _WRAPPERS}
+    return frozenset(found or [cond or type(e).__name__])
 
 
 def assert_same_both_ways(spark, query, ordered: bool = False, precision: float = 1e-6):
@@ -54,7 +69,9 @@ def assert_same_both_ways(spark, query, ordered: bool = False, precision: float 
         assert on.error is not None and off.error is not None, (
             f"only one side raised.\nwith the extension: {on.error!r}\nwithout: {off.error!r}\nquery: {query}"
         )
-        assert _error_class(on.error) == _error_class(off.error), (on.error, off.error)
+        assert _error_classes(on.error) & _error_classes(off.error), (
+            f"different errors: {sorted(_error_classes(on.error))} with the extension, "
+            f"{sorted(_error_classes(off.error))} without.\nquery: {query}")
         return on, off
     left = spark.createDataFrame(on.rows, on.schema)
     right = spark.createDataFrame(off.rows, off.schema)
