@@ -98,8 +98,9 @@ def test_fired_rules_and_operator_counts(report):
             assert f["fired"] == ["FactorizeUnionOfJoins"], case
             assert (f["off"]["physical"]["join"], f["on"]["physical"]["join"]) == (3, 1), case
             assert (f["off"]["physical"]["sort"], f["on"]["physical"]["sort"]) == (6, 2), case
-        # q71 shares a filtered date dimension beside three fact tables: too little saved (minSaving)
-        assert entries[("tpcds:q71", b)]["fired"] == []
+        # q71 shares a filtered date dimension beside three fact tables: too little saved (minSaving).
+        # Other rules may fire on it: EagerAggregation does with the sketch pass.
+        assert "FactorizeUnionOfJoins" not in entries[("tpcds:q71", b)]["fired"]
     assert entries[("synthetic:ring_q_except_all_q", "on")]["on"]["arrnf"]["arrangements"] == 0
 
 
@@ -107,8 +108,13 @@ def test_markdown_and_plot(report):
     md = (report / "report.md").read_text()
     assert "## Headline" in md and "| on |" in md and "| off |" in md
     assert "## Where rules fired" in md and "factorize_3_branches" in md
-    assert "* `NegationCancels`: synthetic:ring_q_except_all_q (broadcast on " in md
-    assert "* `FactorizeUnionOfJoins`: synthetic:factorize_3_branches (broadcast on " in md
-    assert md.count("  * geomean ratio, broadcast on: ") == 2 and "over 2 queries; broadcast off: " in md
+    lines = md.splitlines()
+    negation = next(i for i, x in enumerate(lines) if x.startswith("* `NegationCancels`: "))
+    assert "synthetic:ring_q_except_all_q (broadcast on " in lines[negation]
+    assert lines[negation + 1].startswith("  * geomean ratio, broadcast on: ") and lines[negation + 1].endswith(" over 1 query")
+    factorize = next(i for i, x in enumerate(lines) if x.startswith("* `FactorizeUnionOfJoins`: "))
+    assert all(f"{case} (broadcast on " in lines[factorize] for case in FACTORIZE)
+    assert lines[factorize + 1].startswith("  * geomean ratio, broadcast on: ")
+    assert "over 2 queries; broadcast off: " in lines[factorize + 1] and lines[factorize + 1].endswith(" over 2 queries")
     assert "rules + recorded description ratio" in md and "rules + explain ratio" in md
     assert (report / "ratios.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
