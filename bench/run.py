@@ -3,9 +3,12 @@
     python bench/run.py                      # scale factor 1, TPC-H + TPC-DS + synthetic, broadcast on and off
     python bench/run.py --scale 0.1 --runs 3 --only tpch:q1,tpcds:q71,synthetic:unit_join
 
-For each broadcast setting one Spark process is started (``worker``). It first plans every TPC-H /
-TPC-DS query both ways, untimed (``--plan-warmup`` rounds: the JIT compiles the optimizer and the
-rules before anything is timed). Then every query is planned both ways ``--plan-runs`` times (Spark's
+For each broadcast setting one Spark process is started (``worker``). It first takes the sketch pass
+(``pyspark_arrnf.statistics``) over every TPC-H / TPC-DS table, timed apart and reported per kind
+(``--statistics sketch``, the default; ``none`` skips it): cost guards that read row and distinct
+counts see them while planning, ``--plan-only`` included, and no timed query pays for them. Then
+it plans every TPC-H / TPC-DS query both ways, untimed (``--plan-warmup`` rounds: the JIT compiles
+the optimizer and the rules before anything is timed). Then every query is planned both ways ``--plan-runs`` times (Spark's
 ``QueryPlanningTracker`` phases, the ArrNF explain section's time and, for scale, that of Spark's own
 ``explain("extended")`` text, both measured in the JVM), then runs with the extension's rewrites off
 (vanilla) and on after ``--warmup`` untimed runs (which also collect each side's operator counts, so no bookkeeping falls
@@ -19,15 +22,20 @@ rules fired. The parent merges the parts into ``report.json``, ``report.md`` and
 under ``bench/results/<time>/``.
 
 "Vanilla" is the same session with ``spark.arrnf.enabled=false``: every rule returns its input at
-once. Neither side builds the ArrNF explain section for the plan description Spark records per executed
+once. The sketches live apart from Spark's own statistics (only the extension's estimates read
+them), so vanilla plans are the same with and without the sketch pass; each side's physical plan
+before it runs is recorded as a digest (``plan_sha``) to check that across runs. Neither side
+builds the ArrNF explain section for the plan description Spark records per executed
 query (``spark.arrnf.explain.sqlUi`` is off by default); its cost is timed apart, inside the JVM.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -110,6 +118,28 @@ def _one_run(spark, sql, enabled, want_details):
 
 
 _DETAIL_KEYS = ("physical", "fired", "arrnf", "arrnf_s", "rows")
+
+
+def _plan_digests(spark, sql) -> dict[str, str]:
+    """Per side, a digest of the physical plan Spark chooses before running (with AQE, its initial
+    plan), free of expression and plan ids: equal digests, equal plans, also across runs (compare
+    ``--statistics sketch`` with ``none``). Planned once more per side, untimed, with scan metadata
+    in full: abbreviated (``spark.sql.maxMetadataStringLength``), a scan's filters are cut at a
+    place that moves with the ids' digits, and the same plan would read differently in another run."""
+    from pyspark_arrnf.compare import arrnf_enabled
+
+    key, before = "spark.sql.maxMetadataStringLength", spark.conf.get("spark.sql.maxMetadataStringLength", None)
+    out = {}
+    try:
+        spark.conf.set(key, "1000000")
+        for side in ("off", "on"):
+            with arrnf_enabled(spark, side == "on"):
+                text = spark.sql(sql)._jdf.queryExecution().executedPlan().toString()
+            text = re.sub(r"#\d+", "#", re.sub(r"plan_id=\d+", "plan_id=", text))
+            out[side] = hashlib.sha1(text.encode()).hexdigest()[:16]
+    finally:
+        spark.conf.unset(key) if before is None else spark.conf.set(key, before)
+    return out
 
 
 def _plan_times(spark, sql, n):
@@ -198,6 +228,27 @@ def _timed_runs(spark, sql, args, kind, plans, fired, entry) -> None:
     entry["fired"] = fired  # from planning; the executed plan is the same one
 
 
+def _sketch_pass(spark, tables: dict[str, list[str]], setting: str) -> dict:
+    """The sketch pass over every table of each kind (as ``bench/accuracy.py`` takes it), once per
+    Spark process and before anything is planned or timed: a one-off cost the user pays explicitly,
+    so it is reported apart (seconds per kind) and falls inside no query's time."""
+    import pyspark_arrnf
+
+    out = {"setting": setting, "sketch_s": {}, "sketched": {}, "not_sketched": []}
+    if setting == "none":
+        return out
+    for kind, names in tables.items():
+        t0 = time.perf_counter()
+        lines = pyspark_arrnf.statistics(spark, names)
+        out["sketch_s"][kind] = time.perf_counter() - t0
+        skipped = [x for x in lines if "not sketched" in x]
+        out["sketched"][kind] = len(lines) - len(skipped)
+        out["not_sketched"] += skipped
+        print(f"sketch pass {kind}: {len(lines) - len(skipped)} tables in {out['sketch_s'][kind]:.1f} s",
+              *skipped, sep="\n  ", flush=True)
+    return out
+
+
 def worker(args) -> int:
     import pyspark_arrnf
     from pyspark_arrnf.data import generate, register_tables
@@ -215,9 +266,11 @@ def worker(args) -> int:
     spark = pyspark_arrnf.session(conf=conf)
     spark.sparkContext.setLogLevel("ERROR")
     kinds = args.kinds.split(",")
+    tables = {}
     for kind in ("tpch", "tpcds"):
         if kind in kinds:
-            register_tables(spark, generate(kind, args.scale), database=kind)
+            tables[kind] = [f"{kind}.{t}" for t in register_tables(spark, generate(kind, args.scale), database=kind)]
+    sketch = _sketch_pass(spark, tables, args.statistics)
     only = set(args.only.split(",")) if args.only else None
     results = []
     items = _workload(only, kinds)
@@ -236,6 +289,8 @@ def worker(args) -> int:
                     spark.conf.set(k, v)
             plans = _plan_times(spark, sql, args.plan_runs)
             fired = plans.pop("fired")
+            for side, sha in _plan_digests(spark, sql).items():
+                plans[side]["plan_sha"] = sha
             if args.plan_only:
                 entry.update({"fired": fired, "off": plans["off"], "on": plans["on"]})
             else:
@@ -249,7 +304,7 @@ def worker(args) -> int:
         status = entry.get("error") or (f"ratio {entry['ratio']:.2f}" if "ratio" in entry else "planned") + \
             f"  fired {entry['fired']}"
         print(f"[{args.broadcast} {i + 1}/{len(items)}] {kind}:{name}  {status}", flush=True)
-    Path(args.out).write_text(json.dumps(results, indent=1))
+    Path(args.out).write_text(json.dumps({"broadcast": args.broadcast, "statistics": sketch, "queries": results}, indent=1))
     spark.stop()
     return 0
 
@@ -265,6 +320,7 @@ def _machine(args) -> dict:
         "scale_factor": args.scale, "synthetic_scale": args.synthetic_scale, "runs": args.runs,
         "warmup": args.warmup, "same_plan_runs": args.same_plan_runs,
         "plan_runs": args.plan_runs, "plan_warmup": args.plan_warmup, "shuffle_partitions": args.partitions, "driver_memory": args.driver_memory,
+        "statistics": args.statistics,
         "master": "local[2]", "date": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
 
@@ -282,7 +338,10 @@ def main(argv=None) -> int:
     p.add_argument("--plan-runs", type=int, default=5, help="planning-only repetitions per side")
     p.add_argument("--plan-warmup", type=int, default=1,
                    help="untimed planning rounds over all TPC-H / TPC-DS queries before any timing")
-    p.add_argument("--plan-only", action="store_true", help="time planning only (no query runs): planning.json")
+    p.add_argument("--plan-only", action="store_true", help="time planning only (no query runs; after the sketch pass unless --statistics none): planning.json")
+    p.add_argument("--statistics", default="sketch", choices=["sketch", "none"],
+                   help="sketch: take the sketch pass over every TPC table first, timed apart (cost guards read "
+                        "its row and distinct counts); none: no statistics beyond file metadata")
     p.add_argument("--partitions", type=int, default=8)
     p.add_argument("--driver-memory", default="12g")
     p.add_argument("--kinds", default="tpch,tpcds,synthetic")
@@ -309,7 +368,8 @@ def main(argv=None) -> int:
     for b in args.broadcast.split(","):
         part = out / f"part-broadcast-{b}.json"
         cmd = [sys.executable, __file__, "worker", "--broadcast", b, "--out", str(part)]
-        for flag in ("scale", "synthetic_scale", "runs", "same_plan_runs", "plan_runs", "plan_warmup", "warmup", "partitions", "driver_memory", "kinds", "only"):
+        for flag in ("scale", "synthetic_scale", "runs", "same_plan_runs", "plan_runs", "plan_warmup", "warmup", "partitions",
+                     "driver_memory", "kinds", "only", "statistics"):
             v = getattr(args, flag)
             if v is not None:
                 cmd += [f"--{flag.replace('_', '-')}", str(v)]
@@ -317,14 +377,20 @@ def main(argv=None) -> int:
             cmd.append("--plan-only")
         subprocess.run(cmd, check=True)
         parts.append(part)
-    results = [e for part in parts for e in json.loads(part.read_text())]
+    loaded = [json.loads(part.read_text()) for part in parts]
+    results = [e for d in loaded for e in d["queries"]]
+    # Per broadcast setting (one Spark process each): the sketch pass's seconds per kind.
+    stats = {"setting": args.statistics, "sketch_s": {d["broadcast"]: d["statistics"]["sketch_s"] for d in loaded},
+             "sketched": loaded[0]["statistics"]["sketched"],
+             "not_sketched": sorted({x for d in loaded for x in d["statistics"]["not_sketched"]})}
     if args.plan_only:
-        from report import planning_summary
+        from report import planning_summary, statistics_line
 
-        (out / "planning.json").write_text(json.dumps({"machine": _machine(args), "queries": results}, indent=1))
+        (out / "planning.json").write_text(json.dumps({"machine": _machine(args), "statistics": stats, "queries": results}, indent=1))
+        print(statistics_line(stats))
         print(planning_summary(results).to_markdown(index=False, floatfmt=".3f"))
         return 0
-    (out / "report.json").write_text(json.dumps({"machine": _machine(args), "queries": results}, indent=1))
+    (out / "report.json").write_text(json.dumps({"machine": _machine(args), "statistics": stats, "queries": results}, indent=1))
     from report import write_report
 
     write_report(out)
