@@ -1,0 +1,454 @@
+package arrnf.rules
+
+import org.apache.spark.sql.catalyst.dsl.expressions._
+import org.apache.spark.sql.catalyst.dsl.plans._
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, AggregateFunction, Complete, Count, Max, Min, Sum}
+import org.apache.spark.sql.catalyst.plans.{Inner, LeftOuter, LeftSemi}
+import org.apache.spark.sql.catalyst.plans.logical._
+import org.apache.spark.sql.types._
+
+import arrnf.ArrnfConf
+
+/**
+ * A leaf with the statistics of an analyzed table: its rows, and for the columns named in `columns`
+ * their distinct count, no NULLs and the range [1, distinct count] (what Spark's cost-based
+ * estimation needs for equi-joins and aggregates). Test data only: the rule's estimates come from it.
+ */
+private[rules] final case class EagerStatsLeaf(output: Seq[Attribute], rows: BigInt, columns: Map[String, Int])
+    extends LeafNode {
+  override def computeStats(): Statistics = Statistics(
+    sizeInBytes = rows * 8 * output.size + 1,
+    rowCount = Some(rows),
+    attributeStats = AttributeMap(output.flatMap(a => columns.get(a.name).map { n =>
+      val (lo, hi): (Option[Any], Option[Any]) = a.dataType match {
+        case IntegerType => (Some(1), Some(n))
+        case _ => (None, None)
+      }
+      a -> ColumnStat(distinctCount = Some(BigInt(n)), min = lo, max = hi, nullCount = Some(BigInt(0)),
+        avgLen = Some(a.dataType.defaultSize.toLong), maxLen = Some(a.dataType.defaultSize.toLong))
+    })))
+}
+
+class EagerAggregationPlanSuite extends RulePlanTest {
+
+  // The aggregated side R (a fact table) and the other side S (a dimension).
+  private val fact = LocalRelation($"fk".int, $"x".int, $"p".decimal(7, 2), $"y".long, $"w".double)
+  private val Seq(fk, x, p, y, w) = (fact.output: @unchecked)
+  private val dim = LocalRelation($"dk".int, $"g".string)
+  private val Seq(dk, g) = (dim.output: @unchecked)
+
+  // A star: sales joined to two dimensions.
+  private val sales = LocalRelation($"s_d1".int, $"s_d2".int, $"amount".int)
+  private val Seq(s1, s2, amount) = (sales.output: @unchecked)
+  private val d1 = LocalRelation($"k1".int, $"a".string)
+  private val Seq(k1, a) = (d1.output: @unchecked)
+  private val d2 = LocalRelation($"k2".int, $"b".string)
+  private val Seq(k2, b) = (d2.output: @unchecked)
+
+  private def run(plan: LogicalPlan) = executor(once(EagerAggregation)).execute(plan)
+
+  /** The law without the cost guard (no statistics here), ANSI on as in Spark 4's default. The
+   *  plans are built inside: a `sum` takes its ANSI mode from the settings when it is made. */
+  private def fires[T](body: => T): T =
+    withConf(ArrnfConf.EagerMinReduction -> "0", "spark.sql.ansi.enabled" -> "true")(body)
+
+  private val ansi = NumericEvalContext(EvalMode.ANSI)
+  private val legacy = NumericEvalContext(EvalMode.LEGACY)
+
+  private def agg(f: AggregateFunction): AggregateExpression = f.toAggregateExpression()
+
+  /** A pre-aggregated part, as the rule names it. */
+  private def part(f: AggregateFunction, name: String): Alias = Alias(agg(f), name)()
+
+  /** `e` under the name and expression id of `input`'s output column `name`. */
+  private def kept(input: LogicalPlan, name: String, e: Expression): Alias =
+    Alias(e, name)(exprId = input.output.find(_.name == name).get.exprId)
+
+  /** sum(sum), coalesce(sum(count), 0), min(min), max(max): the outer aggregates. */
+  private def sumOf(part: Alias, ctx: NumericEvalContext = ansi) = agg(Sum(part.toAttribute, ctx))
+  private def countOf(part: Alias) = Coalesce(Seq(agg(Sum(part.toAttribute, legacy)), Literal(0L)))
+
+  /** The output (ids, names, types and nullability) is the input's. */
+  private def assertSameTypedOutput(actual: LogicalPlan, input: LogicalPlan): Unit = {
+    assertSameOutput(actual, input)
+    assert(actual.output.map(_.nullable) == input.output.map(_.nullable),
+      s"nullability changed:\n${actual.output.map(_.toString)}\n${input.output.map(_.toString)}")
+  }
+
+  private def declinedWhy(plan: LogicalPlan): Option[String] =
+    plan.collectFirst { case agg: Aggregate => agg.getTagValue(EagerAggregation.DeclinedTag) }.flatten
+
+  /** The rule leaves `input` as it is, saying why (`why` a part of the reason; None: not considered at all). */
+  private def declines(input: LogicalPlan, why: Option[String], checkAnalysis: Boolean = true): Unit = {
+    val optimized = run(input)
+    comparePlans(optimized, input, checkAnalysis)
+    assert(!optimized.exists(_.getTagValue(EagerAggregation.Tag).isDefined), "a node tagged as rewritten")
+    why match {
+      case Some(reason) =>
+        assert(declinedWhy(optimized).exists(_.contains(reason)), s"declined for ${declinedWhy(optimized)}; expected: $reason")
+      case None => assert(declinedWhy(optimized).isEmpty, s"considered: ${declinedWhy(optimized)}")
+    }
+  }
+
+  // ---- where it fires ---------------------------------------------------------------------------
+
+  test("sum, count(*), count(x), min, max over R ⋈ S grouped by S's column: R pre-aggregated by its join key") {
+    fires {
+      val input = fact.join(dim, Inner, Some(fk === dk)).groupBy(g)(g, sum(x).as("sx"), count(Literal(1)).as("n"),
+        count(x).as("cx"), min(x).as("lo"), max(x).as("hi"), sum(p).as("sp"))
+      val optimized = run(input)
+
+      val sx = part(Sum(x, ansi), "arrnf_sum")
+      val n = part(Count(Literal(1)), "arrnf_count")
+      val cx = part(Count(x), "arrnf_count")
+      val lo = part(Min(x), "arrnf_min")
+      val hi = part(Max(x), "arrnf_max")
+      val sp = part(Sum(p, ansi), "arrnf_sum")
+      val pre = Aggregate(Seq(fk), Seq(fk, sx, n, cx, lo, hi, sp), fact)
+      val expected = Aggregate(Seq(g), Seq(g,
+        kept(input, "sx", sumOf(sx)),                       // an INT sum stays sum(sum): BIGINT both ways
+        kept(input, "n", countOf(n)),                       // a count is never NULL
+        kept(input, "cx", countOf(cx)),
+        kept(input, "lo", agg(Min(lo.toAttribute))),
+        kept(input, "hi", agg(Max(hi.toAttribute))),
+        // DECIMAL(7,2) sums into DECIMAL(17,2); the sum of those parts is DECIMAL(27,2), cast back in ANSI mode
+        kept(input, "sp", Cast(sumOf(sp), DecimalType(17, 2), None, EvalMode.ANSI))),
+        pre.join(dim, Inner, Some(fk === dk)))
+      comparePlans(optimized, expected)
+      assertSameTypedOutput(optimized, input)
+
+      // The result types and nullability, directly.
+      val types = optimized.output.map(o => o.name -> (o.dataType, o.nullable)).toMap
+      assert(types("sx") == ((LongType, true)))
+      assert(types("n") == ((LongType, false)))
+      assert(types("cx") == ((LongType, false)))
+      assert(types("lo") == ((IntegerType, true)))
+      assert(types("sp") == ((DecimalType(17, 2), true)))
+      assert(input.output.map(o => o.name -> (o.dataType, o.nullable)).toMap == types)
+
+      // The tags: the reason on the outer aggregate, `pre-aggregate` on the inner one.
+      assert(optimized.getTagValue(EagerAggregation.Tag).exists(_.contains("estimates unknown; minReduction is 0")))
+      assert(optimized.collect { case agg: Aggregate => agg.getTagValue(EagerAggregation.Tag) }(1).contains("pre-aggregate"))
+      assert(EagerAggregation.reasonsIn(optimized).exists(_.startsWith("fired: pre-aggregating LocalRelation by [fk]")))
+    }
+  }
+
+  test("a global aggregate (no GROUP BY); R on the right of the join comes first in the rebuilt join") {
+    fires {
+      val input = dim.join(fact, Inner, Some(dk === fk)).groupBy()(sum(x).as("sx"), count(Literal(1)).as("n"),
+        max(p).as("mp"))
+      val optimized = run(input)
+      val sx = part(Sum(x, ansi), "arrnf_sum")
+      val n = part(Count(Literal(1)), "arrnf_count")
+      val mp = part(Max(p), "arrnf_max")
+      // Over no rows: sum and max NULL, count 0 (coalesce), both ways.
+      comparePlans(optimized, Aggregate(Nil,
+        Seq(kept(input, "sx", sumOf(sx)), kept(input, "n", countOf(n)), kept(input, "mp", agg(Max(mp.toAttribute)))),
+        Aggregate(Seq(fk), Seq(fk, sx, n, mp), fact).join(dim, Inner, Some(dk === fk))))
+      assertSameTypedOutput(optimized, input)
+    }
+  }
+
+  test("a star (sales ⋈ d1 ⋈ d2) grouped by both dimensions: with minReduction 0 and no estimates, the first split, sales alone") {
+    fires {
+      val input = sales.join(d1, Inner, Some(s1 === k1)).join(d2, Inner, Some(s2 === k2))
+        .groupBy(a, b)(a, b, sum(amount).as("total"))
+      val optimized = run(input)
+      // Splits are enumerated by size, then in input order: {sales} before {sales, d1} and {sales, d2}.
+      val total = part(Sum(amount, ansi), "arrnf_sum")
+      val pre = Aggregate(Seq(s1, s2), Seq(s1, s2, total), sales)
+      comparePlans(optimized, Aggregate(Seq(a, b), Seq(a, b, kept(input, "total", sumOf(total))),
+        pre.join(d1, Inner, Some(s1 === k1)).join(d2, Inner, Some(s2 === k2))))
+      assertSameTypedOutput(optimized, input)
+      assert(EagerAggregation.reasonsIn(optimized).exists(_.contains("by [s_d1, s_d2] (estimates unknown")))
+    }
+  }
+
+  test("a filter between the aggregate and the joins, and a column-only projection between the joins") {
+    fires {
+      val input = sales.join(d1, Inner, Some(s1 === k1)).select(s2, amount, a)
+        .join(d2, Inner, Some(s2 === k2)).where(amount > 0 && b === "x")
+        .groupBy(a, b)(a, b, sum(amount).as("total"))
+      val optimized = run(input)
+      // The projection is looked through; R's filter goes beneath the pre-aggregate, the other
+      // side's into the join that adds its input.
+      val total = part(Sum(amount, ansi), "arrnf_sum")
+      val pre = Aggregate(Seq(s1, s2), Seq(s1, s2, total), sales.where(amount > 0))
+      comparePlans(optimized, Aggregate(Seq(a, b), Seq(a, b, kept(input, "total", sumOf(total))),
+        pre.join(d1, Inner, Some(s1 === k1)).join(d2, Inner, Some(s2 === k2 && b === "x"))))
+      assertSameTypedOutput(optimized, input)
+    }
+  }
+
+  test("an aggregate with only grouping (a DISTINCT) pushes a keys-only pre-aggregate") {
+    fires {
+      val input = fact.join(dim, Inner, Some(fk === dk)).groupBy(g)(g)
+      val optimized = run(input)
+      comparePlans(optimized, Aggregate(Seq(g), Seq(g), Aggregate(Seq(fk), Seq(fk), fact).join(dim, Inner, Some(fk === dk))))
+      assertSameTypedOutput(optimized, input)
+    }
+  }
+
+  test("grouping also by a column of R: it becomes a key of the pre-aggregate; <=> joins too") {
+    fires {
+      val input = fact.join(dim, Inner, Some(fk <=> dk)).groupBy(g, x)(g, x, sum(p).as("sp"))
+      val sp = part(Sum(p, ansi), "arrnf_sum")
+      comparePlans(run(input), Aggregate(Seq(g, x),
+        Seq(g, x, kept(input, "sp", Cast(sumOf(sp), DecimalType(17, 2), None, EvalMode.ANSI))),
+        Aggregate(Seq(fk, x), Seq(fk, x, sp), fact).join(dim, Inner, Some(fk <=> dk))))
+    }
+  }
+
+  test("a BIGINT sum fires with ANSI off (LEGACY wraps); so does Spark's DecimalAggregates shape with ANSI on") {
+    withConf(ArrnfConf.EagerMinReduction -> "0", "spark.sql.ansi.enabled" -> "false") {
+      val input = fact.join(dim, Inner, Some(fk === dk)).groupBy(g)(g, sum(y).as("sy"))
+      val sy = part(Sum(y, legacy), "arrnf_sum")
+      comparePlans(run(input), Aggregate(Seq(g), Seq(g, kept(input, "sy", sumOf(sy, legacy))),
+        Aggregate(Seq(fk), Seq(fk, sy), fact).join(dim, Inner, Some(fk === dk))))
+    }
+    fires {
+      // sum(DECIMAL(7,2)) after DecimalAggregates: MakeDecimal(sum(UnscaledValue(p)), 17, 2).
+      val input = fact.join(dim, Inner, Some(fk === dk))
+        .groupBy(g)(g, MakeDecimal(sum(UnscaledValue(p)), 17, 2, nullOnOverflow = false).as("sp"))
+      val sp = part(Sum(UnscaledValue(p), ansi), "arrnf_sum")
+      comparePlans(run(input), Aggregate(Seq(g),
+        Seq(g, kept(input, "sp", MakeDecimal(sumOf(sp), 17, 2, nullOnOverflow = false))),
+        Aggregate(Seq(fk), Seq(fk, sp), fact).join(dim, Inner, Some(fk === dk))))
+    }
+  }
+
+  // ---- the cost guard ---------------------------------------------------------------------------
+
+  test("default minReduction (3): without statistics it does not fire, and the aggregate says why") {
+    withConf("spark.sql.ansi.enabled" -> "true") {
+      assert(!org.apache.spark.sql.internal.SQLConf.get.contains(ArrnfConf.EagerMinReduction))
+      val input = fact.join(dim, Inner, Some(fk === dk)).groupBy(g)(g, sum(x).as("sx"))
+      declines(input, Some("the pre-aggregate's rows are unknown"))
+      assert(EagerAggregation.reasonsIn(input).exists(_.startsWith("declined: the pre-aggregate's rows are unknown")))
+    }
+  }
+
+  private def factLeaf(distinctKeys: Int) = EagerStatsLeaf(fact.output, 1000, Map("fk" -> distinctKeys))
+  private def dimLeaf = EagerStatsLeaf(dim.output, 100, Map("dk" -> 100))
+
+  test("default minReduction (3): with statistics, fires where R's 1000 rows become 10 groups, not where they become 900") {
+    withConf("spark.sql.ansi.enabled" -> "true") {
+      val r = factLeaf(10)
+      val s = dimLeaf
+      val input = r.join(s, Inner, Some(fk === dk)).groupBy(g)(g, sum(x).as("sx"))
+      val optimized = run(input)
+      val sx = part(Sum(x, ansi), "arrnf_sum")
+      comparePlans(optimized, Aggregate(Seq(g), Seq(g, kept(input, "sx", sumOf(sx))),
+        Aggregate(Seq(fk), Seq(fk, sx), r).join(s, Inner, Some(fk === dk))))
+      assert(optimized.getTagValue(EagerAggregation.Tag).exists(_.contains("estimated rows 1000 → 10 (100.0×)")),
+        optimized.getTagValue(EagerAggregation.Tag))
+
+      val few = factLeaf(900)
+      val input2 = few.join(s, Inner, Some(fk === dk)).groupBy(g)(g, sum(x).as("sx"))
+      declines(input2, Some("1000 → 900 (1.1×)"))
+      assert(declinedWhy(input2).exists(_.contains("below spark.arrnf.EagerAggregation.minReduction (3.0)")))
+    }
+  }
+
+  test("with statistics, the split that removes the most rows: sales ⋈ d1 by (s_d2, a), 1000 → 10, over sales alone, 1000 → 500") {
+    withConf("spark.sql.ansi.enabled" -> "true") {
+      val st = EagerStatsLeaf(sales.output, 1000, Map("s_d1" -> 100, "s_d2" -> 5))
+      val l1 = EagerStatsLeaf(d1.output, 100, Map("k1" -> 100, "a" -> 2))
+      val l2 = EagerStatsLeaf(d2.output, 5, Map("k2" -> 5, "b" -> 5))
+      val input = st.join(l1, Inner, Some(s1 === k1)).join(l2, Inner, Some(s2 === k2))
+        .groupBy(a, b)(a, b, sum(amount).as("total"))
+      val optimized = run(input)
+      val total = part(Sum(amount, ansi), "arrnf_sum")
+      val pre = Aggregate(Seq(s2, a), Seq(s2, a, total), st.join(l1, Inner, Some(s1 === k1)))
+      comparePlans(optimized, Aggregate(Seq(a, b), Seq(a, b, kept(input, "total", sumOf(total))),
+        pre.join(l2, Inner, Some(s2 === k2))))
+      assert(optimized.getTagValue(EagerAggregation.Tag).exists(_.contains("by [s_d2, a]: estimated rows 1000 → 10")),
+        optimized.getTagValue(EagerAggregation.Tag))
+    }
+  }
+
+  // ---- where it must not fire -------------------------------------------------------------------
+
+  test("unchanged: an outer join, a semi join (not an inner-join tree)") {
+    fires {
+      declines(fact.join(dim, LeftOuter, Some(fk === dk)).groupBy(g)(g, sum(x).as("sx")), None)
+      declines(fact.join(dim, LeftSemi, Some(fk === dk)).groupBy(fk)(fk, sum(x).as("sx")), None)
+    }
+  }
+
+  test("unchanged: a join with a hint") {
+    fires {
+      val hinted = Join(fact, dim, Inner, Some(fk === dk), JoinHint(Some(HintInfo(strategy = Some(BROADCAST))), None))
+      declines(hinted.groupBy(g)(g, sum(x).as("sx")), None)
+    }
+  }
+
+  test("unchanged: a streaming plan") {
+    fires {
+      val stream = LocalRelation(fact.output, Nil, isStreaming = true)
+      declines(stream.join(dim, Inner, Some(fk === dk)).groupBy(g)(g, sum(x).as("sx")), None)
+    }
+  }
+
+  test("unchanged: a non-deterministic argument (rand), a varying input, a non-deterministic filter") {
+    fires {
+      // Spark's analysis pulls rand() out of an aggregate; the rule declines it by itself.
+      val noisy = fact.join(dim, Inner, Some(fk === dk))
+        .groupBy(g)(g, sum(Add(x, Rand(Literal(1L)).cast(IntegerType), EvalMode.LEGACY)).as("sx"))
+      declines(noisy, Some("a non-deterministic expression"), checkAnalysis = false)
+      val varying = fact.select(fk, x, Rand(Literal(2L)).as("r"))
+      declines(varying.join(dim, Inner, Some(fk === dk)).groupBy(g)(g, sum(x).as("sx")),
+        Some("an input may give other rows"))
+      val sampled = fact.join(dim, Inner, Some(fk === dk)).where(Rand(Literal(3L)) > Literal(0.5))
+      declines(sampled.groupBy(g)(g, sum(x).as("sx")), Some("may fail or vary"))
+    }
+  }
+
+  test("unchanged: a FILTER clause, a DISTINCT aggregate, avg") {
+    fires {
+      def over(e: Expression) = fact.join(dim, Inner, Some(fk === dk)).groupBy(g)(g, e.as("v"))
+      declines(over(AggregateExpression(Sum(x, ansi), Complete, isDistinct = false, Some(x > 0))), Some("has a FILTER"))
+      declines(over(sumDistinct(x)), Some("is DISTINCT"))
+      declines(over(countDistinct(x)), Some("is DISTINCT"))
+      declines(over(avg(x)), Some("avg is not split"))
+    }
+  }
+
+  test("unchanged: a DOUBLE sum, a DECIMAL(30,2) sum (its DECIMAL(38,2) could overflow), min/max of a DOUBLE") {
+    fires {
+      def over(e: Expression, rel: LogicalPlan = fact) = rel.join(dim, Inner, Some(rel.output.head === dk)).groupBy(g)(g, e.as("v"))
+      declines(over(sum(w)), Some("sums double"))
+      val wide = LocalRelation($"fk".int, $"q".decimal(30, 2))
+      declines(over(sum(wide.output(1)), wide), Some("sums decimal(30,2)"))
+      declines(over(min(w)), Some("min is not split"))
+      declines(over(max(w)), Some("max is not split"))
+    }
+  }
+
+  test("unchanged: min/max of a collated string ('a' and 'A' compare equal)") {
+    fires {
+      val lcase = LocalRelation($"fk".int, AttributeReference("c", StringType("UTF8_LCASE"))())
+      val input = lcase.join(dim, Inner, Some(lcase.output.head === dk)).groupBy(g)(g, max(lcase.output(1)).as("v"))
+      declines(input, Some("max is not split"))
+    }
+  }
+
+  test("unchanged: a BIGINT sum with ANSI on (a group of R rows that join nothing could overflow)") {
+    fires {
+      declines(fact.join(dim, Inner, Some(fk === dk)).groupBy(g)(g, sum(y).as("sy")), Some("sums bigint with ANSI on"))
+    }
+  }
+
+  test("unchanged: a collated string (UTF8_LCASE) join key, a FLOAT and a DOUBLE join key") {
+    fires {
+      def keyed(t: DataType) = {
+        val r = LocalRelation(AttributeReference("rk", t)(), $"v".int)
+        val s = LocalRelation(AttributeReference("sk", t)(), $"h".string)
+        r.join(s, Inner, Some(r.output.head === s.output.head)).groupBy(s.output(1))(s.output(1), sum(r.output(1)).as("sv"))
+      }
+      declines(keyed(StringType("UTF8_LCASE")), Some("no split of the joined inputs where the law holds"))
+      declines(keyed(FloatType), Some("no split of the joined inputs where the law holds"))
+      declines(keyed(DoubleType), Some("no split of the joined inputs where the law holds"))
+      // the same with an INT key fires
+      assert(run(keyed(IntegerType)).getTagValue(EagerAggregation.Tag).isDefined)
+    }
+  }
+
+  test("unchanged: a join by an inequality only (no equality to join R's pre-aggregate)") {
+    fires {
+      declines(fact.join(dim, Inner, Some(fk < dk)).groupBy(g)(g, sum(x).as("sx")),
+        Some("no split of the joined inputs where the law holds"))
+    }
+  }
+
+  test("unchanged: a join condition that may fail (ANSI fk + x = dk overflows; a division by a column)") {
+    fires {
+      declines(fact.join(dim, Inner, Some(Add(fk, x, EvalMode.ANSI) === dk)).groupBy(g)(g, sum(x).as("sx")),
+        Some("may fail or vary"))
+      // (the casts are INT to BIGINT: up-casts, which cannot fail)
+      declines(fact.join(dim, Inner, Some(Cast(fk, LongType) === IntegralDivide(y, Cast(dk, LongType), EvalMode.ANSI)))
+        .groupBy(g)(g, sum(x).as("sx")), Some("may fail or vary"))
+      // the same conditions in LEGACY mode cannot fail: it fires
+      assert(run(fact.join(dim, Inner, Some(Add(fk, x, EvalMode.LEGACY) === dk)).groupBy(g)(g, sum(x).as("sx")))
+        .getTagValue(EagerAggregation.Tag).isDefined)
+    }
+  }
+
+  test("unchanged: an argument that may fail (ANSI integer multiplication)") {
+    fires {
+      val input = fact.join(dim, Inner, Some(fk === dk)).groupBy(g)(g, sum(Multiply(x, fk, EvalMode.ANSI)).as("sx"))
+      declines(input, Some("the argument of"))
+      assert(declinedWhy(input).exists(_.endsWith("may fail")))
+      // LEGACY multiplication wraps, cannot fail: it fires
+      assert(run(fact.join(dim, Inner, Some(fk === dk)).groupBy(g)(g, sum(Multiply(x, fk, EvalMode.LEGACY)).as("sx")))
+        .getTagValue(EagerAggregation.Tag).isDefined)
+    }
+  }
+
+  test("unchanged: grouping by an expression instead of a column") {
+    fires {
+      // of R's columns (the pre-aggregate would not keep x) and of the other side's
+      for (key <- Seq(Add(x, Literal(1), EvalMode.LEGACY), Add(dk, Literal(1), EvalMode.LEGACY))) {
+        declines(fact.join(dim, Inner, Some(fk === dk)).groupBy(key)(key.as("k"), sum(p).as("sp")),
+          Some("it groups by expressions, not columns"))
+      }
+    }
+  }
+
+  test("unchanged: an aggregate function reading both sides (no proper subset of the inputs holds its columns)") {
+    fires {
+      declines(fact.join(dim, Inner, Some(fk === dk)).groupBy(g)(g, sum(Add(x, dk, EvalMode.LEGACY)).as("sx")),
+        Some("no split of the joined inputs where the law holds"))
+    }
+  }
+
+  // ---- idempotence and the switch ---------------------------------------------------------------
+
+  test("idempotent: applying the rule twice gives the plan of once (its aggregates carry EagerAggregation.Tag)") {
+    fires {
+      // count and max split again (the outer count is a LEGACY sum of counts): without the tag a
+      // second run would pre-aggregate the pre-aggregate. (An ANSI sum(sum) of BIGINTs would not.)
+      val input = sales.join(d1, Inner, Some(s1 === k1)).join(d2, Inner, Some(s2 === k2))
+        .groupBy(a, b)(a, b, count(Literal(1)).as("n"), max(amount).as("top"))
+      // one rule application, outside an executor (Spark's test-mode check of a Once batch re-runs it)
+      val onceOptimized = EagerAggregation(input)
+      val tags = onceOptimized.collect { case agg: Aggregate => agg.getTagValue(EagerAggregation.Tag) }
+      assert(tags.size == 2 && tags.forall(_.isDefined), tags)
+      assert(tags(1).contains("pre-aggregate"))
+      val twice = EagerAggregation(onceOptimized)
+      comparePlans(twice, onceOptimized)
+      comparePlans(run(input), onceOptimized)
+      assert(twice.fastEquals(onceOptimized))
+    }
+  }
+
+  test("the rule's switch: spark.arrnf.EagerAggregation.enabled=false leaves the plan unchanged") {
+    fires {
+      val in = fact.join(dim, Inner, Some(fk === dk)).groupBy(g)(g, count(Literal(1)).as("n"))
+      val n = part(Count(Literal(1)), "arrnf_count")
+      assertSwitches(EagerAggregation, in,
+        Aggregate(Seq(g), Seq(g, kept(in, "n", countOf(n))), Aggregate(Seq(fk), Seq(fk, n), fact).join(dim, Inner, Some(fk === dk))),
+        run = (rule, plan) => executor(once(rule)).execute(plan))
+    }
+  }
+
+  // ---- a bug found while writing this suite -----------------------------------------------------
+
+  test("BUG (fails until fixed): a condition without columns (WHERE false) between the aggregate and the join is dropped") {
+    // JoinGraph.rebuild takes the conjuncts to place as those with
+    // `inputsOf(c).subsetOf(covered ++ chosen) && !inputsOf(c).subsetOf(covered)`; a conjunct that
+    // reads no column has inputsOf(c) = {}, a subset of every `covered`, so neither R's rebuild nor
+    // the one above the pre-aggregate places it: it is dropped. Spark's PruneFilters and
+    // PushDownPredicates remove or push such a filter first, but both can be excluded: with
+    // spark.sql.optimizer.excludedRules naming those two and minReduction 0,
+    // `SELECT g, sum(x) FROM f JOIN d ON fk = dk WHERE false GROUP BY g` returns rows (empty with
+    // the extension off).
+    fires {
+      val input = fact.join(dim, Inner, Some(fk === dk)).where(Literal(false)).groupBy(g)(g, sum(x).as("sx"))
+      val optimized = run(input)
+      val keepsFalse = optimized.exists(_.expressions.exists(_.exists(_ == Literal.FalseLiteral)))
+      assert(keepsFalse, s"the condition `false` was dropped: the result is no longer empty\n${optimized.treeString}")
+    }
+  }
+}
