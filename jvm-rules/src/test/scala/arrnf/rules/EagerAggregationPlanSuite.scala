@@ -433,13 +433,13 @@ class EagerAggregationPlanSuite extends RulePlanTest {
     }
   }
 
-  // ---- a bug found while writing this suite -----------------------------------------------------
+  // ---- a bug found while writing this suite (fixed: JoinGraph.rebuild places such a conjunct on its first input)
 
-  test("BUG (fails until fixed): a condition without columns (WHERE false) between the aggregate and the join is dropped") {
-    // JoinGraph.rebuild takes the conjuncts to place as those with
+  test("a condition without columns (WHERE false) between the aggregate and the join is kept") {
+    // JoinGraph.rebuild took the conjuncts to place as those with
     // `inputsOf(c).subsetOf(covered ++ chosen) && !inputsOf(c).subsetOf(covered)`; a conjunct that
     // reads no column has inputsOf(c) = {}, a subset of every `covered`, so neither R's rebuild nor
-    // the one above the pre-aggregate places it: it is dropped. Spark's PruneFilters and
+    // the one above the pre-aggregate placed it: it was dropped. Spark's PruneFilters and
     // PushDownPredicates remove or push such a filter first, but both can be excluded: with
     // spark.sql.optimizer.excludedRules naming those two and minReduction 0,
     // `SELECT g, sum(x) FROM f JOIN d ON fk = dk WHERE false GROUP BY g` returns rows (empty with

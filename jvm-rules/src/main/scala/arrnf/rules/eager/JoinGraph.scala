@@ -38,7 +38,11 @@ private[rules] final case class JoinGraph(inputs: IndexedSeq[LogicalPlan], conds
     var built: Option[LogicalPlan] = start.map(_._1)
     var covered: Set[Int] = start.map(_._2).getOrElse(Set.empty)
     var pending = chosen.filterNot(covered.contains)
-    var left = conds.filter(c => inputsOf(c).subsetOf(covered ++ chosen) && !inputsOf(c).subsetOf(covered))
+    // A conjunct over no input's columns (`WHERE false`) goes on the first input when there is no start.
+    var left = conds.filter { c =>
+      val on = inputsOf(c)
+      on.subsetOf(covered ++ chosen) && (if (on.isEmpty) start.isEmpty else !on.subsetOf(covered))
+    }
     if (built.isEmpty) {
       built = Some(inputs(pending.head))
       covered = Set(pending.head)
