@@ -27,6 +27,14 @@ object Estimator {
   val NoColumnStatistics = "unknown: no distinct counts for its filter, join or grouping columns; " +
     "take the sketch pass or ANALYZE TABLE ... FOR ALL COLUMNS"
 
+  /** Whether some relation under `plan` has column statistics (a current sketch, or the catalog's
+   *  column statistics): without any, no filter, join or aggregate above it can be estimated. */
+  def hasColumnStatistics(plan: LogicalPlan): Boolean = plan.collectLeaves().exists {
+    case LogicalRelation(h: HadoopFsRelation, _, table, _, _) =>
+      table.flatMap(_.stats).exists(_.colStats.nonEmpty) || Try(Sketches.of(h)).toOption.flatten.exists(_.isRight)
+    case leaf => Try(leaf.stats.attributeStats.nonEmpty).getOrElse(false)
+  }
+
   /** Why a filter whose columns have statistics has no estimate. */
   val UnestimatedFilter = "unknown: a filter Spark's estimation does not cover, such as LIKE, functions or " +
     "expressions of columns"
