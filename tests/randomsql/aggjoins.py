@@ -29,6 +29,11 @@ order the plan evaluates things in: the numeric domain's failing kinds are ``ove
 (its sum, or its division) and is never drawn; in the integer domain ``avg`` is left out for the
 same reason (its columns may be DECIMAL(38,0) expressions), and with the ``decimal`` kind its
 aggregates are only counts, ``min`` and ``max``.
+
+Mostly the functions the rule splits are drawn (:data:`WEIGHTS`: ``avg``, DISTINCT and ``FILTER``
+make it decline for the whole aggregate), and half the numeric projections list plain columns
+(``SELECT f1.g, d2.i …``): the rule looks through those, not through renaming ones (``f1.g AS
+c0``), which stay as near misses.
 """
 from __future__ import annotations
 
@@ -73,7 +78,8 @@ class _Arg:
 
 
 SAFE_ONE = ["{s}.i", "{s}.g", "{s}.k", "{s}.j", "{s}.e", "{s}.d18", "{s}.d28", "{s}.x", "coalesce({s}.i, 0)",
-            "{s}.i * 2", "CASE WHEN {s}.g > 0 THEN {s}.i ELSE {s}.j END", "{s}.d18 * 100", "{s}.x * 2", "{s}.i - {s}.i"]
+            "{s}.i * 2", "CASE WHEN {s}.g > 0 THEN {s}.i ELSE {s}.j END", "{s}.d18 * 100", "{s}.x * 2", "{s}.i - {s}.i",
+            "CAST({s}.i AS DECIMAL(8,2))"]  # Spark sums a DECIMAL(8) as its unscaled LONG (DecimalAggregates)
 SAFE_BOTH = ["{a}.i + {b}.i", "{a}.i * {b}.g", "CASE WHEN {a}.g = {b}.g THEN {a}.i ELSE {b}.i END",
              "coalesce({a}.x, {b}.x)", "{a}.d18 + {b}.d18", "greatest({a}.i, {b}.j)", "{a}.d28 - {b}.d28"]
 NO_AVG = tuple(f for f in ALL_AGGS if f != "avg")
