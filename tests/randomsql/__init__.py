@@ -14,7 +14,12 @@ Three parts:
   - ``ri0``, ``ri1``, ``rie`` (:data:`INTERVAL_TABLES`): day-time intervals ``k``, ``a``, ``b``
     (``INTERVAL '1' DAY``, ``INTERVAL '100000000' DAY`` — near the maximum, 106751991 days — two
     hours, …) and year-month intervals ``y_k``, ``y_a``, ``y_b`` (up to 170000000 years; the maximum
-    is 178956970).
+    is 178956970);
+  - ``ra0``, ``ra1``, ``ra2``, ``rae``, ``ra1r`` (:data:`AGG_TABLES`): numeric tables for
+    aggregates over joins, ``k, j, g, i, e INT, l BIGINT, d38 DECIMAL(38,2), d18 DECIMAL(18,2),
+    d28 DECIMAL(28,0), x DOUBLE``: keys with duplicates and NULLs on every side, BIGINT and
+    DECIMAL values near their limits (sums overflow depending on the join's multiplicities),
+    ``e`` with 0 and 2147483647, doubles with NaN, infinities and -0.0.
 
 * :func:`cases` is a hypothesis strategy of :class:`Case`: a SQL text, the ANSI mode to run it in
   (``spark.sql.ansi.enabled``, drawn per query), whether broadcast joins stay on, and the families
@@ -42,7 +47,9 @@ Three parts:
   ``(A UNION ALL B) EXCEPT ALL A``), joins with one-row relations (also semi and anti joins with
   them, with or without a condition), nested unions, aggregates over
   unions, outer, semi and anti joins, ``IN``/``EXISTS``/scalar subqueries, window aggregates, and
-  value terms (``x - x``, ``x * 0``, ``-(-x)``) over columns computed below them. Queries longer
+  value terms (``x - x``, ``x * 0``, ``-(-x)``) over columns computed below them, and aggregates
+  over joins (:mod:`.aggjoins`: what eager aggregation rewrites, and its near misses; one query
+  in seven is one of them over the numeric tables, the domain ``agg``). Queries longer
   than 2000 characters are left out (a few percent of the draws, but a third of the run time).
 
   About 40% of the queries may *fail*: one kind of failing expression per query, so that the
@@ -74,7 +81,7 @@ The package, by job: :mod:`.tables` (the tables and :func:`create_tables`); the 
 expressions and failing expressions, :mod:`.integers`, :mod:`.strings` (collations) and
 :mod:`.intervals`; the generator, :mod:`.context` (a query's drawing context, SQL helpers),
 :mod:`.relations` (base relations, predicates, the dispatch over :data:`KINDS`) and the shapes it
-dispatches to, :mod:`.selects`, :mod:`.joins`, :mod:`.setops`, :mod:`.aggregates`;
+dispatches to, :mod:`.selects`, :mod:`.joins`, :mod:`.setops`, :mod:`.aggregates`, :mod:`.aggjoins`;
 :mod:`.strategy` (:class:`Case`, :func:`families`, :func:`cases`, :func:`queries`); :mod:`.compare`
 (:func:`same_bag`). Everything public is imported here: ``import randomsql`` is all a test needs.
 
@@ -86,6 +93,8 @@ dispatches to, :mod:`.selects`, :mod:`.joins`, :mod:`.setops`, :mod:`.aggregates
 >>> for _, rows in TABLES.items(): assert all(len(r) == 3 for r in rows)
 >>> len(TABLES["rte"]), len(TABLES["rt1r"])
 (0, 1)
+>>> len(AGG_TABLES["rae"]), len(AGG_TABLES["ra1r"]), max(r[5] or 0 for r in AGG_TABLES["ra0"]) == 2**63 - 1
+(0, 1, True)
 >>> sorted({v for rows in STRING_TABLES.values() for r in rows for v in r if v and v.lower().strip() == "a"})
 ['A', 'A ', 'a', 'a  ']
 >>> unseeded_sample("SELECT * FROM rt0 TABLESAMPLE (50 PERCENT) q"), unseeded_sample("SELECT * FROM rt0 TABLESAMPLE (50 PERCENT) REPEATABLE (7)")
@@ -108,16 +117,17 @@ from .joins import JOIN_TYPES
 from .relations import KINDS, SEEDED_SAMPLES, SHAPE_FUNCS
 from .setops import SET_OPS
 from .strategy import DOMAINS, FAMILIES, SHAPES, Case, cases, families, queries, unseeded_sample
+from .aggjoins import AGG_SHAPES, NUMERIC
 from .tables import (
-    COLLATIONS, COLUMNS, DAY, DT_VALUES, INTERVAL_TABLES, STRING_TABLES, STRING_VALUES, TABLES, YM_VALUES,
+    AGG_TABLES, COLLATIONS, COLUMNS, DAY, DT_VALUES, INTERVAL_TABLES, STRING_TABLES, STRING_VALUES, TABLES, YM_VALUES,
     create_tables, sql_of,
 )
 
 # Every kind _rel may draw has its function (the unseeded-only and non-plain kinds included).
-assert set(KINDS) - {"base"} | {"self_setop", "derived", "sampled"} <= set(SHAPE_FUNCS), sorted(SHAPE_FUNCS)
+assert set(KINDS) - {"base"} | {"self_setop", "derived", "sampled"} | set(AGG_SHAPES) <= set(SHAPE_FUNCS), sorted(SHAPE_FUNCS)
 
 __all__ = [
-    "BIG", "COLLATIONS", "COLUMNS", "DAY", "DOMAINS", "DT_VALUES", "FAMILIES", "INT", "INTERVAL_TABLES", "JOIN_TYPES",
-    "KINDS", "SEEDED_SAMPLES", "SET_OPS", "SHAPES", "STRING_TABLES", "STRING_VALUES", "TABLES", "YM_VALUES", "Case",
+    "AGG_SHAPES", "AGG_TABLES", "BIG", "COLLATIONS", "COLUMNS", "DAY", "DOMAINS", "DT_VALUES", "FAMILIES", "INT", "INTERVAL_TABLES", "JOIN_TYPES",
+    "KINDS", "NUMERIC", "SEEDED_SAMPLES", "SET_OPS", "SHAPES", "STRING_TABLES", "STRING_VALUES", "TABLES", "YM_VALUES", "Case",
     "cases", "create_tables", "families", "norm", "queries", "row_key", "same_bag", "sql_of", "unseeded_sample",
 ]

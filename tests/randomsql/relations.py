@@ -1,6 +1,7 @@
 """The generator's core. Each function draws one relation of width ``n`` (columns ``c0..c{n-1}``) as
 SQL: :func:`_rel` draws a kind of :data:`KINDS` and calls the function registered for it with
-:func:`shape` (in :mod:`.selects`, :mod:`.joins`, :mod:`.setops`, :mod:`.aggregates`); here are
+:func:`shape` (in :mod:`.selects`, :mod:`.joins`, :mod:`.setops`, :mod:`.aggregates`,
+:mod:`.aggjoins`); here are
 the base relations (a table, maybe sampled and filtered), one-row relations, predicates, and a
 failing expression put over a relation."""
 from __future__ import annotations
@@ -104,7 +105,7 @@ def _unit(draw, cx):
 KINDS = [
     "base", "filter", "project", "join", "union_of_joins", "union_of_joins", "setop",
     "self_setop", "unit_join", "aggregate", "agg_over_union", "nested_union", "distinct",
-    "subquery", "window",
+    "subquery", "window", "aggjoin",
 ]
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
+from .aggjoins import NUMERIC, numeric_query
 from .aggregates import _aggregate_over
 from .context import _Ctx, _width
 from .integers import INT
@@ -42,13 +43,16 @@ def unseeded_sample(sql: str) -> bool:
     return any(0 < float(p) < 100 for p in _UNSEEDED.findall(sql))
 
 
-FAMILIES = ("fail", "collation", "sample", "unseeded", "interval", "decimal38")
+FAMILIES = ("fail", "collation", "sample", "unseeded", "interval", "decimal38", "aggjoin")
 
 
 # Shapes the generator tags as it draws them: a failing expression in a relation cancelled against
 # itself, or in a UNION ALL-of-joins branch (its B side, condition or projection); a set operation
-# of a relation with itself over collated strings; interval arithmetic in a branch projection.
-SHAPES = ("fail in X-X", "fail in branch", "collated X-X", "interval in branch")
+# of a relation with itself over collated strings; interval arithmetic in a branch projection; the
+# aggregates over joins of :mod:`.aggjoins` (family ``aggjoin``), and those of them in the numeric
+# domain (the tables near the limits of their types).
+SHAPES = ("fail in X-X", "fail in branch", "collated X-X", "interval in branch", "aggjoin: inner", "aggjoin: star",
+          "aggjoin: projected", "aggjoin: near miss", "aggjoin: numeric")
 
 
 def families(sql: str, tags=()) -> frozenset:
@@ -70,9 +74,13 @@ def families(sql: str, tags=()) -> frozenset:
 
 
 DOMAINS = [INT] * 10 + [_Str(c) for c in COLLATIONS for _ in range(2)] + [_Interval("dt")] * 2 + [_Interval("ym")] * 2
+DOMAINS += [NUMERIC] * 4  # aggregates over joins of tables near the limits of their types
 
 
 def _query(draw, cx, max_depth) -> str:
+    if cx.dom is NUMERIC:
+        cx.tags.add("aggjoin: numeric")
+        return numeric_query(draw, cx)
     n = _width(draw)
     depth = draw(st.integers(1, max_depth))
     body = _rel(draw, depth, n, cx)
