@@ -40,23 +40,32 @@ def run_side(spark, query, enabled: bool) -> Side:
             return Side(None, None, None, e)
 
 
-# Conditions that only wrap others: when several tasks fail at once, adaptive execution reports
-# them together, and which wrapper the same error comes in depends on the plan's stages.
-_WRAPPERS = {"STAGE_MATERIALIZATION_MULTIPLE_FAILURES"}
+# Errors that only carry others: a task's failure seen through the driver, several stages failing
+# at once under adaptive execution, a broadcast built in another thread.
+WRAPPER_CONDITIONS = {"STAGE_MATERIALIZATION_MULTIPLE_FAILURES"}
+WRAPPER_JAVA = {"org.apache.spark.SparkException", "java.util.concurrent.ExecutionException"}
 _CONDITION = re.compile(r"\[([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\]")
+_JAVA = re.compile(r"\b((?:[a-z]\w*\.)+[A-Z][\w$]*(?:Exception|Error)): ")
 
 
-def _error_classes(e: Exception) -> frozenset:
-    """Spark's error condition of `e`, or the conditions a wrapper carries, or the exception's type."""
+def error_classes(e: Exception) -> frozenset:
+    """The error classes an exception carries: Spark's error condition, or, when it only wraps
+    others (a task failure seen from the driver, ``STAGE_MATERIALIZATION_MULTIPLE_FAILURES``), the
+    conditions it wraps, or the Java classes of causes without a condition (a bare
+    ``java.lang.ArithmeticException`` from interval multiplication). Which wrapper the same error
+    comes in depends on the plan's stages, so wrappers are not compared."""
     getter = getattr(e, "getCondition", None) or getattr(e, "getErrorClass", None)
     try:
         cond = getter() if getter else None
-    except Exception:  # noqa: BLE001 - a condition we cannot read is no condition
+    except Exception:  # noqa: BLE001
         cond = None
-    if cond and cond not in _WRAPPERS:
+    if cond and cond not in WRAPPER_CONDITIONS:
         return frozenset([cond])
-    found = {c for c in _CONDITION.findall(str(e)) if c not in _WRAPPERS}
-    return frozenset(found or [cond or type(e).__name__])
+    text = str(e)
+    found = {c for c in _CONDITION.findall(text) if c not in WRAPPER_CONDITIONS}
+    if not found:
+        found = {j for j in _JAVA.findall(text) if j not in WRAPPER_JAVA}
+    return frozenset(found or [type(e).__name__])
 
 
 def assert_same_both_ways(spark, query, ordered: bool = False, precision: float = 1e-6):
@@ -69,9 +78,9 @@ def assert_same_both_ways(spark, query, ordered: bool = False, precision: float 
         assert on.error is not None and off.error is not None, (
             f"only one side raised.\nwith the extension: {on.error!r}\nwithout: {off.error!r}\nquery: {query}"
         )
-        assert _error_classes(on.error) & _error_classes(off.error), (
-            f"different errors: {sorted(_error_classes(on.error))} with the extension, "
-            f"{sorted(_error_classes(off.error))} without.\nquery: {query}")
+        assert error_classes(on.error) & error_classes(off.error), (
+            f"different errors: {sorted(error_classes(on.error))} with the extension, "
+            f"{sorted(error_classes(off.error))} without.\nquery: {query}")
         return on, off
     left = spark.createDataFrame(on.rows, on.schema)
     right = spark.createDataFrame(off.rows, off.schema)

@@ -59,6 +59,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from pyspark.errors import AnalysisException
 
 from pyspark_arrnf.compare import arrnf_enabled
+from pyspark_arrnf.testing import error_classes
 
 sys.path.insert(0, os.path.dirname(__file__))
 import randomsql  # noqa: E402  (tests/ is not a package)
@@ -132,34 +133,6 @@ def session_settings(spark, settings: dict):
                 spark.conf.unset(k)
             else:
                 spark.conf.set(k, v)
-
-
-# Errors that only carry others: a task's failure seen through the driver, several stages failing
-# at once under adaptive execution, a broadcast built in another thread.
-WRAPPER_CONDITIONS = {"STAGE_MATERIALIZATION_MULTIPLE_FAILURES"}
-WRAPPER_JAVA = {"org.apache.spark.SparkException", "java.util.concurrent.ExecutionException"}
-_CONDITION = re.compile(r"\[([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\]")
-_JAVA = re.compile(r"\b((?:[a-z]\w*\.)+[A-Z][\w$]*(?:Exception|Error)): ")
-
-
-def error_classes(e: Exception) -> frozenset:
-    """The error classes an exception carries: Spark's error condition, or, when it only wraps
-    others (a task failure seen from the driver, ``STAGE_MATERIALIZATION_MULTIPLE_FAILURES``), the
-    conditions it wraps, or the Java classes of causes without a condition (a bare
-    ``java.lang.ArithmeticException`` from interval multiplication). Which wrapper the same error
-    comes in depends on the plan's stages, so wrappers are not compared."""
-    getter = getattr(e, "getCondition", None) or getattr(e, "getErrorClass", None)
-    try:
-        cond = getter() if getter else None
-    except Exception:  # noqa: BLE001
-        cond = None
-    if cond and cond not in WRAPPER_CONDITIONS:
-        return frozenset([cond])
-    text = str(e)
-    found = {c for c in _CONDITION.findall(text) if c not in WRAPPER_CONDITIONS}
-    if not found:
-        found = {j for j in _JAVA.findall(text) if j not in WRAPPER_JAVA}
-    return frozenset(found or [type(e).__name__])
 
 
 def same_error(a: Exception, b: Exception) -> bool:

@@ -156,6 +156,10 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
       parts <- aggs.foldLeft[Either[String, Map[Expression, Partial]]](Right(scala.collection.immutable.ListMap.empty)) { (done, ae) =>
         done.flatMap(m => Partial.of(ae).map(p => m + (ae.canonicalized -> p)))
       }
+      // Without distinct counts below (no sketch pass, no ANALYZE ... FOR ALL COLUMNS) no split can
+      // be estimated: said before any split is built (what most plans cost the rule).
+      _ <- check(ArrnfConf.eagerMinReduction() == 0 || Estimator.hasColumnStatistics(a.child),
+        Estimator.NoColumnStatistics.replaceFirst("^unknown: ", "the pre-aggregate's rows are unknown: "))
       splits = {
         val read = graph.inputsOf(AttributeSet(aggs.flatMap(_.aggregateFunction.references)))
         val all = graph.inputs.indices
@@ -171,10 +175,6 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     val minReduction = ArrnfConf.eagerMinReduction()
     def rows(p: LogicalPlan) = Try(estimator(p).rows).toOption.flatten
     def what(s: Split) = s"pre-aggregating ${names(graph, s.r)} by [${s.keys.map(_.name).mkString(", ")}]"
-    // Without distinct counts below (no sketch pass, no ANALYZE ... FOR ALL COLUMNS) no pre-aggregate
-    // can be estimated: said at once, without estimating (what most plans cost the rule).
-    if (minReduction != 0 && !Estimator.hasColumnStatistics(a.child)) return Left(Estimator.NoColumnStatistics
-      .replaceFirst("^unknown: ", "the pre-aggregate's rows are unknown: "))
     val read = rows(a.child) // the rows the aggregate reads now, after every join
     val known = splits.flatMap(s => for (in <- rows(s.rJoin); out <- rows(s.pre) if out > 0) yield (s, in, out))
     if (known.nonEmpty && read.isDefined) {
