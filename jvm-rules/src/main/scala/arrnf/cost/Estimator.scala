@@ -6,8 +6,8 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, AttributeSet, BinaryComparison, Equality, Expression, In, InSet, IsNotNull, IsNull, Literal, Not, Or}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
-import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, LeftAnti, LeftSemi}
-import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Expand, Filter, Join, LeafNode, LogicalPlan, RepartitionOperation, Sort, Statistics, Window}
+import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, LeftAnti, LeftSemi}
+import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Expand, Filter, Join, LeafNode, LogicalPlan, RepartitionOperation, Sort, Statistics, UnaryNode, Window}
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
@@ -19,6 +19,19 @@ import arrnf.stats.{FileFacts, Sketches}
 object Estimator {
   private val spent = new java.util.concurrent.atomic.AtomicLong()
 
+  /** A file relation's rows and column statistics by lower-case column name, with their source. */
+  private final case class FileStatistics(rows: Option[BigInt], columns: Map[String, ColumnStat], source: String)
+
+  /** A relation (its root paths) as its files, the sketches and the footer budget stood. */
+  private final case class FilesKey(relation: String, files: Seq[arrnf.stats.FileFacts.FileKey], sketches: Long, maxUnread: Int)
+
+  private val filesRead = new java.util.concurrent.ConcurrentHashMap[FilesKey, FileStatistics]()
+
+  private def remember(key: FilesKey, read: FileStatistics): Unit = {
+    if (filesRead.size > 10000) filesRead.clear() // stale keys of changed files, in a long-lived driver
+    filesRead.put(key, read)
+  }
+
   /** Nanoseconds spent estimating in this JVM (statistics and Spark's estimation): what the
    *  statistics add to explaining a plan, read by bench/accuracy.py. */
   def nanos(): Long = spent.get
@@ -27,11 +40,12 @@ object Estimator {
   val NoColumnStatistics = "unknown: no distinct counts for its filter, join or grouping columns; " +
     "take the sketch pass or ANALYZE TABLE ... FOR ALL COLUMNS"
 
-  /** Whether some relation under `plan` has column statistics (a current sketch, or the catalog's
-   *  column statistics): without any, no filter, join or aggregate above it can be estimated. */
+  /** Whether some relation under `plan` may have column statistics (a sketch, or the catalog's
+   *  column statistics): without any, no filter, join or aggregate above it can be estimated. A
+   *  quick test, reading no file listing: whether a sketch is still current is found when estimating. */
   def hasColumnStatistics(plan: LogicalPlan): Boolean = plan.collectLeaves().exists {
     case LogicalRelation(h: HadoopFsRelation, _, table, _, _) =>
-      table.flatMap(_.stats).exists(_.colStats.nonEmpty) || Try(Sketches.of(h)).toOption.flatten.exists(_.isRight)
+      table.flatMap(_.stats).exists(_.colStats.nonEmpty) || Try(Sketches.taken(h)).getOrElse(false)
     case leaf => Try(leaf.stats.attributeStats.nonEmpty).getOrElse(false)
   }
 
@@ -76,6 +90,23 @@ object Estimator {
       }
     })
   }
+
+  /**
+   * The distinct values expected among `n` of `m` rows holding `d` distinct values, the `n` rows a
+   * random share: each value, on about m/d rows, is kept unless all its rows are dropped. Between
+   * Spark's scaled-down count (d·n/m, as if every kept row dropped values) and min(d, n).
+   *
+   * {{{
+   *   distinctIn(1823, 2880404, 3055) == 1483   // dates of TPC-DS store_sales, in 3,055 rows
+   *   distinctIn(100, 20000, 20000) == 100
+   * }}}
+   */
+  def distinctIn(d: BigInt, m: BigInt, n: BigInt): BigInt =
+    if (d <= 0 || m <= 0 || n >= m) d.min(n.max(0))
+    else {
+      val kept = 1.0 - math.exp((m.toDouble / d.toDouble) * math.log1p(-(n.toDouble / m.toDouble)))
+      BigDecimal(d.toDouble * kept).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(d).min(n).max(1)
+    }
 
   def isSemi(j: Join): Boolean = j.joinType match {
     case LeftSemi | LeftAnti | _: ExistenceJoin => true
@@ -210,6 +241,14 @@ final class Estimator {
     Option(known.get(p)).getOrElse(Estimate(None, "unknown"))
   }
 
+  /** A node carrying statistics corrected from Spark's estimate of its child (not a leaf: Spark's
+   *  estimation above it treats it as the operator it stands for). */
+  private case class EstimatedNode(child: LogicalPlan, estimated: Statistics) extends UnaryNode {
+    override def output: Seq[Attribute] = child.output
+    override def stats: Statistics = estimated
+    override protected def withNewChildInternal(c: LogicalPlan): EstimatedNode = copy(child = c)
+  }
+
   /** A leaf carrying the statistics found for it. */
   private case class EstimatedLeaf(output: Seq[Attribute], estimated: Statistics, source: String) extends LeafNode {
     override def computeStats(): Statistics = estimated
@@ -233,13 +272,15 @@ final class Estimator {
   private def estimateTree(root: LogicalPlan): Unit = {
     // Only the columns the plan reads need statistics: Spark's estimation updates every column it
     // is given at every filter and join (a fact table's 20 columns where 3 are read).
-    val used = AttributeSet.fromAttributeSets(root.collect { case n => n.references }) ++ root.outputSet
+    val used = readBelow(root) ++ root.outputSet
     SQLConf.withExistingConf(cbo) {
       // Each node of `root` is copied with its statistics leaves; the copy's statistics are Spark's
       // estimates. Its answer per node: rows and source label.
       def copy(p: LogicalPlan): LogicalPlan = {
+        // A copy made for another root serves when it carries every column of `p`'s output this
+        // root reads (the columns below `p` that `p` itself reads were in that root's set too).
         val done = copies.get(p)
-        if (done != null && used.subsetOf(done._2)) return done._1
+        if (done != null && used.intersect(p.outputSet).subsetOf(done._2)) return done._1
         val c = p match {
           case leaf: LeafNode =>
             val (all, source) = leafStatistics(leaf)
@@ -271,6 +312,32 @@ final class Estimator {
             // Statistics Spark does not derive, carried by a leaf standing for the node.
             def ours(stats: Statistics): LogicalPlan =
               estimated(stats.rowCount, EstimatedLeaf(p.output, stats.copy(sizeInBytes = size), ""))
+            // Spark's estimate of a node that keeps a share of its inputs' rows, where it scales a
+            // column's distinct count down with the rows (`EstimationUtils.updateNdv`: 1,823 dates
+            // over 2.9 million rows become 2 in 3,055 of them) for the columns the node does not test
+            // (`tested`): those rows are rather a random share, which keeps most values
+            // ([[Estimator.distinctIn]]: about 1,480 dates).
+            def sampled(copied: LogicalPlan, tested: AttributeSet, children: Seq[LogicalPlan]): LogicalPlan =
+              Try(copied.stats).toOption.filter(_.rowCount.isDefined) match {
+                case None => estimated(None, copied)
+                case Some(out) =>
+                  val n = out.rowCount.get
+                  var changed = false
+                  val columns = out.attributeStats.toSeq.map { case (a, s) =>
+                    val fixed = for {
+                      _ <- Option.when(!tested.contains(a))(())
+                      spark <- s.distinctCount
+                      in <- children.find(_.outputSet.contains(a)).flatMap(c => Try(c.stats).toOption)
+                      m <- in.rowCount if n < m
+                      d <- in.attributeStats.get(a).flatMap(_.distinctCount)
+                      better = Estimator.distinctIn(d, m, n) if better > spark
+                    } yield s.copy(distinctCount = Some(better))
+                    changed ||= fixed.isDefined
+                    a -> fixed.getOrElse(s)
+                  }
+                  estimated(Some(n), if (!changed) copied
+                    else EstimatedNode(copied, out.copy(attributeStats = AttributeMap(columns))))
+              }
             val in = Try(children.head.stats).toOption
             p match {
               // Spark assumes a predicate it cannot estimate keeps every row: that is no estimate.
@@ -292,6 +359,10 @@ final class Estimator {
               case e: Expand if in.exists(_.rowCount.isDefined) =>
                 ours(Statistics(sizeInBytes = size, rowCount = in.get.rowCount.map(_ * e.projections.size),
                   attributeStats = Estimator.expandColumns(e, in.get)))
+              // Filters and inner joins: Spark's rows, with distinct counts of the columns they do
+              // not test taken as a random share of the rows, not scaled down with them.
+              case f: Filter => sampled(copied, f.condition.references, children)
+              case j: Join if j.joinType == Inner => sampled(copied, AttributeSet(j.condition.toSeq.flatMap(_.references)), children)
               case _ => estimated(Try(copied.stats.rowCount).toOption.flatten, copied)
             }
         }
@@ -299,6 +370,19 @@ final class Estimator {
         c
       }
       copy(root)
+    }
+  }
+
+  // The columns each node and the nodes below it read, once per node: the blocks and choices
+  // estimated from one plan share most of their nodes.
+  private val reads = new java.util.IdentityHashMap[LogicalPlan, AttributeSet]()
+  private def readBelow(p: LogicalPlan): AttributeSet = {
+    val known = reads.get(p)
+    if (known != null) known
+    else {
+      val all = p.children.foldLeft(p.references)((set, c) => set ++ readBelow(c))
+      reads.put(p, all)
+      all
     }
   }
 
@@ -338,24 +422,41 @@ final class Estimator {
   }
 
   private def fileStatistics(r: LogicalRelation, h: HadoopFsRelation, own: Statistics): (Statistics, String) = {
+    val maxUnread = org.apache.spark.sql.arrnf.ArrnfSqlConf.maxFooterFiles(SQLConf.get)
+    val facts = Try(FileFacts.files(h)).toOption match {
+      case Some(listed) =>
+        // Read once per relation, files and sketches, not once per plan (every plan over a table
+        // would otherwise look up each file's footer and the sketch again).
+        val key = Estimator.FilesKey(Sketches.identity(h), FileFacts.keysOf(listed), Sketches.version, maxUnread)
+        Option(Estimator.filesRead.get(key)).getOrElse {
+          val read = readFileStatistics(h, listed, maxUnread)
+          if (read.rows.isDefined) Estimator.remember(key, read)
+          read
+        }
+      case None => readFileStatistics(h, FileFacts.files(h), maxUnread) // says why it cannot list them
+    }
+    val columns = AttributeMap(r.output.flatMap(a => facts.columns.get(a.name.toLowerCase(java.util.Locale.ROOT)).map(a -> _)))
+    if (facts.rows.isEmpty) (own, facts.source)
+    else (own.copy(rowCount = facts.rows, attributeStats = columns), facts.source)
+  }
+
+  /** What the files of `h` (listed now: `listed`) and its sketch tell, by lower-case column name. */
+  private def readFileStatistics(h: HadoopFsRelation, listed: => Seq[org.apache.hadoop.fs.FileStatus],
+      maxUnread: Int): Estimator.FileStatistics = {
     // A Hadoop configuration copies every setting: made only when a footer must be read.
     lazy val conf = Try(SparkSession.active.sessionState.newHadoopConf()).getOrElse(new org.apache.hadoop.conf.Configuration())
-    val sketch = Try(Sketches.of(h)).toOption.flatten
-    val columns = sketch.flatMap(_.toOption).map { s =>
-      AttributeMap(r.output.flatMap(a => s.columns.get(a.name.toLowerCase(java.util.Locale.ROOT)).map(a -> _)))
-    }
+    val sketch = Try(Sketches.of(h, FileFacts.keysOf(listed))).toOption.flatten
+    val columns = sketch.flatMap(_.toOption).map(_.columns)
     val staleNote = sketch.flatMap(_.left.toOption).map(w => s"; $w").getOrElse("")
-    val maxUnread = org.apache.spark.sql.arrnf.ArrnfSqlConf.maxFooterFiles(SQLConf.get)
-    (try FileFacts.footers(h, conf, maxUnread) catch { case NonFatal(e) => Left(e.toString) }) match {
+    (try FileFacts.footers(h, listed, conf, maxUnread) catch { case NonFatal(e) => Left(e.toString) }) match {
       case Right(f) =>
         // Without a sketch, the footers' exact NULL counts (enough for Spark's IS NOT NULL estimate).
-        val nullCounts = AttributeMap(r.output.flatMap(a => f.nullCounts.get(a.name.toLowerCase(java.util.Locale.ROOT))
-          .map(n => a -> ColumnStat(nullCount = Some(BigInt(n))))))
-        (own.copy(rowCount = Some(BigInt(f.rows)), attributeStats = columns.getOrElse(nullCounts)),
+        Estimator.FileStatistics(Some(BigInt(f.rows)),
+          columns.getOrElse(f.nullCounts.map { case (n, c) => n -> ColumnStat(nullCount = Some(BigInt(c))) }),
           if (columns.isDefined) "file metadata, sketch" else "file metadata" + staleNote)
       case Left(why) => sketch.flatMap(_.toOption) match {
-        case Some(s) => (own.copy(rowCount = Some(BigInt(s.rows)), attributeStats = columns.get), "sketch")
-        case None => (own, s"unknown: $why$staleNote")
+        case Some(s) => Estimator.FileStatistics(Some(BigInt(s.rows)), s.columns, "sketch")
+        case None => Estimator.FileStatistics(None, Map.empty, s"unknown: $why$staleNote")
       }
     }
   }

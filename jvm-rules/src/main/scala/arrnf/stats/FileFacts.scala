@@ -33,8 +33,11 @@ object FileFacts {
   def files(r: HadoopFsRelation): Seq[FileStatus] =
     r.location.listFiles(Nil, Nil).flatMap(_.files.map(_.fileStatus))
 
-  def keys(r: HadoopFsRelation): Seq[FileKey] =
-    files(r).map(f => FileKey(f.getPath.toString, f.getLen, f.getModificationTime)).sortBy(_.path)
+  def keys(r: HadoopFsRelation): Seq[FileKey] = keysOf(files(r))
+
+  /** The keys of listed files, in path order. */
+  def keysOf(listed: Seq[FileStatus]): Seq[FileKey] =
+    listed.map(f => FileKey(f.getPath.toString, f.getLen, f.getModificationTime)).sortBy(_.path)
 
   /** One file's footer: its rows and the NULL counts of the flat columns all its row groups count. */
   private def footerOf(hadoopConf: Configuration, f: FileStatus): Footers = {
@@ -55,10 +58,13 @@ object FileFacts {
   /** What the Parquet footers of `r`'s files state, or why nothing; reads at most `maxUnread`
    *  footers not read before (a relation with more gets nothing: explaining must stay cheap). */
   def footers(r: HadoopFsRelation, hadoopConf: => Configuration, maxUnread: Int = Int.MaxValue): Either[String, Footers] =
+    footers(r, files(r), hadoopConf, maxUnread)
+
+  /** [[footers]] of `r` whose files, as listed now, are `listed`. */
+  def footers(r: HadoopFsRelation, listed: => Seq[FileStatus], hadoopConf: => Configuration, maxUnread: Int): Either[String, Footers] =
     r.fileFormat match {
     case _: ParquetFileFormat =>
       try {
-        val listed = files(r)
         val unread = listed.count(f => !footerCache.containsKey(FileKey(f.getPath.toString, f.getLen, f.getModificationTime)))
         if (unread > maxUnread) return Left(s"its Parquet footers were not read: $unread files, more than " +
           s"spark.arrnf.statistics.maxFooterFiles ($maxUnread)")

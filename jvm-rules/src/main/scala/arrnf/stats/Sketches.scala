@@ -24,11 +24,24 @@ object Sketches {
 
   private val store = new ConcurrentHashMap[String, Sketch]()
 
-  private def identity(r: HadoopFsRelation): String = r.location.rootPaths.map(_.toString).sorted.mkString(",")
+  // Counts every change of the store: what was derived from the sketches is current while it stays.
+  private val changes = new java.util.concurrent.atomic.AtomicLong()
+
+  /** A number that changes whenever a sketch is taken or forgotten. */
+  def version: Long = changes.get
+
+  /** The relation's identity in the store: its root paths. */
+  def identity(r: HadoopFsRelation): String = r.location.rootPaths.map(_.toString).sorted.mkString(",")
+
+  /** Whether a sketch of `r` was taken (current or stale: telling needs its files' listing). */
+  def taken(r: HadoopFsRelation): Boolean = store.containsKey(identity(r))
 
   /** The sketch of `r`: Right when taken on its current files, Left(why) when stale; None when never taken. */
-  def of(r: HadoopFsRelation): Option[Either[String, Sketch]] = Option(store.get(identity(r))).map { s =>
-    if (s.files == FileFacts.keys(r)) Right(s) else Left("a sketch was taken, but its files changed since")
+  def of(r: HadoopFsRelation): Option[Either[String, Sketch]] = of(r, FileFacts.keys(r))
+
+  /** [[of]] for `r` whose files, as listed now, have the keys `current`. */
+  def of(r: HadoopFsRelation, current: => Seq[FileKey]): Option[Either[String, Sketch]] = Option(store.get(identity(r))).map { s =>
+    if (s.files == current) Right(s) else Left("a sketch was taken, but its files changed since")
   }
 
   /** Takes (again) the sketch of `table`; one line saying what was sketched, or why not. */
@@ -55,6 +68,7 @@ object Sketches {
             avgLen = Some(a.dataType.defaultSize.toLong), maxLen = Some(a.dataType.defaultSize.toLong))
         }.toMap
         store.put(identity(h), Sketch(files, rows, columns))
+        changes.incrementAndGet()
         s"$table: $rows rows, ${columns.size} columns sketched (${files.size} files)"
       case Seq() => s"$table: not sketched: it does not read files (only file tables and views over them are)"
       case many => s"$table: not sketched: it reads ${many.size} file relations (sketch each table it reads)"
@@ -72,5 +86,5 @@ object Sketches {
   }
 
   /** Forgets every sketch (tests). */
-  def clear(): Unit = store.clear()
+  def clear(): Unit = { store.clear(); changes.incrementAndGet() }
 }

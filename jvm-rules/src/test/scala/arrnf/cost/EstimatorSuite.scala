@@ -114,6 +114,26 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(rollup.rows.isDefined, rollup)
   }
 
+  test("a filter or join keeps most values of the columns it does not test: groups estimated as a random share, not scaled down") {
+    // k = id % 100 and s = (id / 100) % 10 are independent: s = '3' keeps 2,000 rows holding all 100 k
+    spark.range(20000).selectExpr("id", "id % 100 AS k", "CAST((id DIV 100) % 10 AS STRING) AS s")
+      .write.mode("overwrite").parquet(s"$dir/est_ind")
+    spark.read.parquet(s"$dir/est_ind").createOrReplaceTempView("est_ind")
+    Seq("est_ind", "est_dim").foreach(t => Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t))
+    assert(spark.sql("SELECT k FROM est_ind WHERE s = '3' GROUP BY k").count() == 100)
+    // Spark's estimation scales k's 100 values down with the rows: 10 groups
+    val filtered = program("SELECT k, count(*) FROM est_ind WHERE s = '3' GROUP BY k").blocks.last.cost
+    assert(filtered.rows.exists(r => r >= 90 && r <= 110), filtered)
+    // a join keeping a tenth of est_ind's rows (est_dim's 100 ids meet k, a tenth of them through s)
+    val joined = program("SELECT i.k, count(*) FROM est_ind i JOIN est_dim d ON i.s = d.s WHERE d.id = 3 GROUP BY i.k")
+      .blocks.last.cost
+    assert(joined.rows.exists(r => r >= 90 && r <= 110), joined)
+    assert(Estimator.distinctIn(1823, 2880404, 3055) == 1483)
+    assert(Estimator.distinctIn(100, 20000, 20000) == 100)
+    assert(Estimator.distinctIn(1000, 2000, 10) == 10) // never more than the rows
+    assert(Estimator.distinctIn(5, 1000000, 1) == 1)
+  }
+
   test("a sketch taken before the files changed is stale: not used, and the source says why") {
     table("est_change", 1000, 10)
     Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], "est_change")

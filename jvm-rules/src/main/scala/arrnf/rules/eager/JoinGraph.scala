@@ -22,8 +22,16 @@ import arrnf.catalyst.Patterns
  */
 private[rules] final case class JoinGraph(inputs: IndexedSeq[LogicalPlan], conds: Seq[Expression]) {
 
+  private val prefixes = scala.collection.mutable.HashMap.empty[Vector[Int], LogicalPlan]
+
   /** The inputs whose columns `e` reads. */
-  def inputsOf(e: Expression): Set[Int] = inputsOf(e.references)
+  def inputsOf(e: Expression): Set[Int] = {
+    val known = inputsRead.get(e)
+    if (known != null) known else { val on = inputsOf(e.references); inputsRead.put(e, on); on }
+  }
+
+  // The conditions' inputs, asked for at every step of every rebuild.
+  private val inputsRead = new java.util.IdentityHashMap[Expression, Set[Int]]()
 
   def inputsOf(refs: AttributeSet): Set[Int] =
     inputs.indices.filter(i => inputs(i).outputSet.intersect(refs).nonEmpty).toSet
@@ -35,6 +43,13 @@ private[rules] final case class JoinGraph(inputs: IndexedSeq[LogicalPlan], conds
    * columns. None when some input cannot be reached by an equality (a cartesian product).
    */
   def rebuild(chosen: Seq[Int], start: Option[(LogicalPlan, Set[Int])] = None): Option[(LogicalPlan, Seq[Expression])] = {
+    // Without a start, the tree after each step depends only on the inputs joined so far, in order:
+    // made once, so that choices sharing a prefix share its nodes (and their estimates).
+    var order = Vector.empty[Int]
+    def step(i: Int)(make: => LogicalPlan): LogicalPlan = {
+      order :+= i
+      if (start.isEmpty) prefixes.getOrElseUpdate(order, make) else make
+    }
     var built: Option[LogicalPlan] = start.map(_._1)
     var covered: Set[Int] = start.map(_._2).getOrElse(Set.empty)
     var pending = chosen.filterNot(covered.contains)
@@ -44,11 +59,11 @@ private[rules] final case class JoinGraph(inputs: IndexedSeq[LogicalPlan], conds
       on.subsetOf(covered ++ chosen) && (if (on.isEmpty) start.isEmpty else !on.subsetOf(covered))
     }
     if (built.isEmpty) {
-      built = Some(inputs(pending.head))
-      covered = Set(pending.head)
+      val first = pending.head
+      covered = Set(first)
       pending = pending.tail
       val (here, rest) = left.partition(c => inputsOf(c).subsetOf(covered))
-      built = Some(filtered(built.get, here))
+      built = Some(step(first)(filtered(inputs(first), here)))
       left = rest
     }
     while (pending.nonEmpty) {
@@ -56,7 +71,8 @@ private[rules] final case class JoinGraph(inputs: IndexedSeq[LogicalPlan], conds
       if (next.isEmpty) return None
       val i = next.get
       val (here, rest) = left.partition(c => inputsOf(c).subsetOf(covered + i))
-      built = Some(Join(built.get, inputs(i), Inner, here.reduceOption(And), JoinHint.NONE))
+      val soFar = built.get
+      built = Some(step(i)(Join(soFar, inputs(i), Inner, here.reduceOption(And), JoinHint.NONE)))
       covered += i
       pending = pending.filterNot(_ == i)
       left = rest
