@@ -171,7 +171,7 @@ def write_report(folder: Path) -> None:
         f"Machine: {m['cpus']} cores, {m['memory_gib']} GiB, {m['platform']}; {m['java']}; PySpark {m['pyspark']}; "
         f"master {m['master']}, driver memory {m['driver_memory']}, {m['shuffle_partitions']} shuffle partitions.",
         f"Data: TPC-H / TPC-DS at scale factor {m['scale_factor']:g} (tpchgen-cli / tpcgen-cli), synthetic cases at "
-        f"{m['synthetic_scale']:g}× their issue size. {m['warmup']} untimed warm-up run(s), then {m['runs']} timed runs "
+        f"{m['synthetic_scale']:g}× their issue size. {m['warmup']} untimed warm-up run(s) of each side, then {m['runs']} timed runs "
         f"of each side where a rule fired and {m.get('same_plan_runs', m['runs'])} where none did (same plan: the noise "
         f"control), alternating; planning timed {m.get('plan_runs', m['runs'])}× per side without executing. "
         f"One Spark process per broadcast setting. Run {m['date']}.",
