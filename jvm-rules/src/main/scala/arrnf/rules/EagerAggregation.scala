@@ -118,7 +118,11 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
       rJoin: LogicalPlan, top: LogicalPlan)
 
   private def push(a: Aggregate, estimator: => Estimator): Option[LogicalPlan] = JoinGraph.of(a.child).flatMap { graph =>
-    holds(a, graph).flatMap(choose(a, graph, _, estimator)) match {
+    // Without distinct counts below (no sketch pass, no ANALYZE ... FOR ALL COLUMNS) no split can be
+    // estimated: said first, before the law is checked (what most plans cost the rule).
+    val estimable = check(ArrnfConf.eagerMinReduction() == 0 || Estimator.hasColumnStatistics(a.child),
+      Estimator.NoColumnStatistics.replaceFirst("^unknown: ", "the pre-aggregate's rows are unknown: "))
+    estimable.flatMap(_ => holds(a, graph)).flatMap(choose(a, graph, _, estimator)) match {
       case Right((s, reason)) =>
         val outer = a.copy(
           aggregateExpressions = a.aggregateExpressions.map(_.transformUp {
@@ -156,10 +160,6 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
       parts <- aggs.foldLeft[Either[String, Map[Expression, Partial]]](Right(scala.collection.immutable.ListMap.empty)) { (done, ae) =>
         done.flatMap(m => Partial.of(ae).map(p => m + (ae.canonicalized -> p)))
       }
-      // Without distinct counts below (no sketch pass, no ANALYZE ... FOR ALL COLUMNS) no split can
-      // be estimated: said before any split is built (what most plans cost the rule).
-      _ <- check(ArrnfConf.eagerMinReduction() == 0 || Estimator.hasColumnStatistics(a.child),
-        Estimator.NoColumnStatistics.replaceFirst("^unknown: ", "the pre-aggregate's rows are unknown: "))
       splits = {
         val read = graph.inputsOf(AttributeSet(aggs.flatMap(_.aggregateFunction.references)))
         val all = graph.inputs.indices
