@@ -10,6 +10,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.catalyst.trees.TreePattern.{AGGREGATE, JOIN}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.internal.SQLConf
 
 import arrnf.ArrnfConf
 import arrnf.catalyst.Effects
@@ -73,8 +74,11 @@ import arrnf.rules.eager.{JoinGraph, Partial}
  * times, and where the joins with the other inputs keep at least half of R's rows: when they filter
  * R (TPC-DS q77's 30-day date range; measured 0.69× at scale factor 1 when pushed below it), the
  * original aggregates only the rows that survive, while the pre-aggregate would read all of R.
- * Where an estimate is unknown it does not fire (unless the setting is 0, for tests). Among several
- * splits it takes the one that removes the most rows before the join.
+ * Where an estimate is unknown it does not fire (unless the setting is 0, for tests). Nor where Spark
+ * would broadcast every input joined after the pre-aggregate (its size estimate within
+ * `spark.sql.autoBroadcastJoinThreshold`): Spark then aggregates partially right after those joins,
+ * in R's own stage, and the pre-aggregate would only add a shuffle. Among several splits it takes
+ * the one that removes the most rows before the join.
  *
  * Where it runs: in "Pre CBO Rules" (once), after Spark's operator optimization (column pruning,
  * predicate push-down, `RemoveRedundantAggregates`) settled the plan; the aggregates it builds carry
@@ -175,8 +179,20 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     val minReduction = ArrnfConf.eagerMinReduction()
     def rows(p: LogicalPlan) = Try(estimator(p).rows).toOption.flatten
     def what(s: Split) = s"pre-aggregating ${names(graph, s.r)} by [${s.keys.map(_.name).mkString(", ")}]"
+    // Where Spark would broadcast every input joined after the pre-aggregate, it already aggregates
+    // partially right after those joins, in the same stage as R's scan: a pre-aggregate would save
+    // only cheap hash probes and add a shuffle (measured at scale factor 1, default broadcast: the
+    // rule's queries ran 0.95× as a geometric mean before this test). Spark's own size estimate
+    // decides its broadcasts, so it decides here; not estimated further.
+    val threshold = SQLConf.get.autoBroadcastJoinThreshold
+    def broadcast(i: Int) = threshold > 0 && Try(graph.inputs(i).stats.sizeInBytes <= threshold).getOrElse(false)
+    def others(s: Split) = graph.inputs.indices.diff(s.r)
+    val worth = if (minReduction == 0) splits else splits.filterNot(s => others(s).forall(broadcast))
+    if (worth.isEmpty) return Left(s"every input joined after the pre-aggregate (${names(graph, others(splits.head))}) " +
+      s"is small enough for Spark to broadcast (spark.sql.autoBroadcastJoinThreshold, $threshold bytes): it " +
+      "aggregates partially right after its broadcast joins, and a pre-aggregate would add a shuffle")
     val read = rows(a.child) // the rows the aggregate reads now, after every join
-    val known = splits.flatMap(s => for (in <- rows(s.rJoin); out <- rows(s.pre) if out > 0) yield (s, in, out))
+    val known = worth.flatMap(s => for (in <- rows(s.rJoin); out <- rows(s.pre) if out > 0) yield (s, in, out))
     if (known.nonEmpty && read.isDefined) {
       def reason(s: Split, in: BigInt, out: BigInt) = s"${what(s)}: estimated rows $in → $out " +
         s"(${fmt(BigDecimal(in) / BigDecimal(out))}×) before joining ${names(graph, graph.inputs.indices.diff(s.r))} " +

@@ -232,8 +232,11 @@ class EagerAggregationPlanSuite extends RulePlanTest {
   private def factLeaf(distinctKeys: Int) = EagerStatsLeaf(fact.output, 1000, Map("fk" -> distinctKeys))
   private def dimLeaf = EagerStatsLeaf(dim.output, 100, Map("dk" -> 100))
 
+  // the cost guard's tests join leaves too small to matter: Spark would broadcast them (tested apart)
+  private val Shuffle = "spark.sql.autoBroadcastJoinThreshold" -> "-1"
+
   test("default minReduction (3): with statistics, fires where R's 1000 rows become 10 groups, not where they become 900") {
-    withConf("spark.sql.ansi.enabled" -> "true") {
+    withConf("spark.sql.ansi.enabled" -> "true", Shuffle) {
       val r = factLeaf(10)
       val s = dimLeaf
       val input = r.join(s, Inner, Some(fk === dk)).groupBy(g)(g, sum(x).as("sx"))
@@ -251,8 +254,24 @@ class EagerAggregationPlanSuite extends RulePlanTest {
     }
   }
 
-  test("with statistics, the split that removes the most rows: sales ⋈ d1 by (s_d2, a), 1000 → 10, over sales alone, 1000 → 500") {
+  test("default broadcast: where Spark would broadcast every input joined after the pre-aggregate, it declines and says so") {
     withConf("spark.sql.ansi.enabled" -> "true") {
+      val input = factLeaf(10).join(dimLeaf, Inner, Some(fk === dk)).groupBy(g)(g, sum(x).as("sx"))
+      val dimBytes = dimLeaf.stats.sizeInBytes
+      assert(dimBytes <= org.apache.spark.sql.internal.SQLConf.get.autoBroadcastJoinThreshold)
+      declines(input, Some("is small enough for Spark to broadcast (spark.sql.autoBroadcastJoinThreshold, 10485760 bytes)"))
+      // the dimension above the threshold: joined by a shuffle, the pre-aggregate pays
+      withConf("spark.sql.autoBroadcastJoinThreshold" -> (dimBytes - 1).toString) {
+        assert(run(input).getTagValue(EagerAggregation.Tag).exists(_.contains("estimated rows 1000 → 10")))
+      }
+      withConf("spark.sql.autoBroadcastJoinThreshold" -> dimBytes.toString) {
+        declines(input, Some(s"small enough for Spark to broadcast (spark.sql.autoBroadcastJoinThreshold, $dimBytes bytes)"))
+      }
+    }
+  }
+
+  test("with statistics, the split that removes the most rows: sales ⋈ d1 by (s_d2, a), 1000 → 10, over sales alone, 1000 → 500") {
+    withConf("spark.sql.ansi.enabled" -> "true", Shuffle) {
       val st = EagerStatsLeaf(sales.output, 1000, Map("s_d1" -> 100, "s_d2" -> 5))
       val l1 = EagerStatsLeaf(d1.output, 100, Map("k1" -> 100, "a" -> 2))
       val l2 = EagerStatsLeaf(d2.output, 5, Map("k2" -> 5, "b" -> 5))
