@@ -2,35 +2,20 @@ package arrnf.cost
 
 import scala.jdk.CollectionConverters._
 import scala.util.Try
-import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, AttributeSet, BinaryComparison, Equality, Expression, In, InSet, IsNotNull, IsNull, Literal, Not, Or}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Expand, Filter, Join, LeafNode, LogicalPlan, RepartitionOperation, Sort, Statistics, UnaryNode, Window}
-import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{BooleanType, DateType, NumericType, TimestampType}
 
-import arrnf.stats.{FileFacts, Sketches}
+import arrnf.stats.{RelationStatistics, Sketches}
 
 object Estimator {
   private val spent = new java.util.concurrent.atomic.AtomicLong()
-
-  /** A file relation's rows and column statistics by lower-case column name, with their source. */
-  private final case class FileStatistics(rows: Option[BigInt], columns: Map[String, ColumnStat], source: String)
-
-  /** A relation (its root paths) as its files, the sketches and the footer budget stood. */
-  private final case class FilesKey(relation: String, files: Seq[arrnf.stats.FileFacts.FileKey], sketches: Long, maxUnread: Int)
-
-  private val filesRead = new java.util.concurrent.ConcurrentHashMap[FilesKey, FileStatistics]()
-
-  private def remember(key: FilesKey, read: FileStatistics): Unit = {
-    if (filesRead.size > 10000) filesRead.clear() // stale keys of changed files, in a long-lived driver
-    filesRead.put(key, read)
-  }
 
   /** Nanoseconds spent estimating in this JVM (statistics and Spark's estimation): what the
    *  statistics add to explaining a plan, read by bench/accuracy.py. */
@@ -422,42 +407,9 @@ final class Estimator {
   }
 
   private def fileStatistics(r: LogicalRelation, h: HadoopFsRelation, own: Statistics): (Statistics, String) = {
-    val maxUnread = org.apache.spark.sql.arrnf.ArrnfSqlConf.maxFooterFiles(SQLConf.get)
-    val facts = Try(FileFacts.files(h)).toOption match {
-      case Some(listed) =>
-        // Read once per relation, files and sketches, not once per plan (every plan over a table
-        // would otherwise look up each file's footer and the sketch again).
-        val key = Estimator.FilesKey(Sketches.identity(h), FileFacts.keysOf(listed), Sketches.version, maxUnread)
-        Option(Estimator.filesRead.get(key)).getOrElse {
-          val read = readFileStatistics(h, listed, maxUnread)
-          if (read.rows.isDefined) Estimator.remember(key, read)
-          read
-        }
-      case None => readFileStatistics(h, FileFacts.files(h), maxUnread) // says why it cannot list them
-    }
+    val facts = RelationStatistics.of(h, org.apache.spark.sql.arrnf.ArrnfSqlConf.maxFooterFiles(SQLConf.get))
     val columns = AttributeMap(r.output.flatMap(a => facts.columns.get(a.name.toLowerCase(java.util.Locale.ROOT)).map(a -> _)))
     if (facts.rows.isEmpty) (own, facts.source)
     else (own.copy(rowCount = facts.rows, attributeStats = columns), facts.source)
-  }
-
-  /** What the files of `h` (listed now: `listed`) and its sketch tell, by lower-case column name. */
-  private def readFileStatistics(h: HadoopFsRelation, listed: => Seq[org.apache.hadoop.fs.FileStatus],
-      maxUnread: Int): Estimator.FileStatistics = {
-    // A Hadoop configuration copies every setting: made only when a footer must be read.
-    lazy val conf = Try(SparkSession.active.sessionState.newHadoopConf()).getOrElse(new org.apache.hadoop.conf.Configuration())
-    val sketch = Try(Sketches.of(h, FileFacts.keysOf(listed))).toOption.flatten
-    val columns = sketch.flatMap(_.toOption).map(_.columns)
-    val staleNote = sketch.flatMap(_.left.toOption).map(w => s"; $w").getOrElse("")
-    (try FileFacts.footers(h, listed, conf, maxUnread) catch { case NonFatal(e) => Left(e.toString) }) match {
-      case Right(f) =>
-        // Without a sketch, the footers' exact NULL counts (enough for Spark's IS NOT NULL estimate).
-        Estimator.FileStatistics(Some(BigInt(f.rows)),
-          columns.getOrElse(f.nullCounts.map { case (n, c) => n -> ColumnStat(nullCount = Some(BigInt(c))) }),
-          if (columns.isDefined) "file metadata, sketch" else "file metadata" + staleNote)
-      case Left(why) => sketch.flatMap(_.toOption) match {
-        case Some(s) => Estimator.FileStatistics(Some(BigInt(s.rows)), s.columns, "sketch")
-        case None => Estimator.FileStatistics(None, Map.empty, s"unknown: $why$staleNote")
-      }
-    }
   }
 }

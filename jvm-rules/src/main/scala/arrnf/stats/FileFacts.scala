@@ -56,11 +56,8 @@ object FileFacts {
   }
 
   /** What the Parquet footers of `r`'s files state, or why nothing; reads at most `maxUnread`
-   *  footers not read before (a relation with more gets nothing: explaining must stay cheap). */
-  def footers(r: HadoopFsRelation, hadoopConf: => Configuration, maxUnread: Int = Int.MaxValue): Either[String, Footers] =
-    footers(r, files(r), hadoopConf, maxUnread)
-
-  /** [[footers]] of `r` whose files, as listed now, are `listed`. */
+   *  footers not read before (a relation with more gets nothing: explaining must stay cheap).
+   *  `listed`: its files as listed now ([[files]]). */
   def footers(r: HadoopFsRelation, listed: => Seq[FileStatus], hadoopConf: => Configuration, maxUnread: Int): Either[String, Footers] =
     r.fileFormat match {
     case _: ParquetFileFormat =>
@@ -88,7 +85,4 @@ object FileFacts {
       }
     case other => Left(s"${other.getClass.getSimpleName.stripSuffix("$")} files keep no row count")
   }
-
-  /** The exact row count of a Parquet relation from its footers, or why there is none. */
-  def rows(r: HadoopFsRelation, hadoopConf: Configuration): Either[String, Long] = footers(r, hadoopConf).map(_.rows)
 }

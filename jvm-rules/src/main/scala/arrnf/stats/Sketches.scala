@@ -36,10 +36,8 @@ object Sketches {
   /** Whether a sketch of `r` was taken (current or stale: telling needs its files' listing). */
   def taken(r: HadoopFsRelation): Boolean = store.containsKey(identity(r))
 
-  /** The sketch of `r`: Right when taken on its current files, Left(why) when stale; None when never taken. */
-  def of(r: HadoopFsRelation): Option[Either[String, Sketch]] = of(r, FileFacts.keys(r))
-
-  /** [[of]] for `r` whose files, as listed now, have the keys `current`. */
+  /** The sketch of `r`, whose files as listed now have the keys `current`: Right when taken on
+   *  those files, Left(why) when stale; None when never taken. */
   def of(r: HadoopFsRelation, current: => Seq[FileKey]): Option[Either[String, Sketch]] = Option(store.get(identity(r))).map { s =>
     if (s.files == current) Right(s) else Left("a sketch was taken, but its files changed since")
   }
