@@ -72,6 +72,14 @@ LAW_HOLDS = {
     "distinct": "select distinct c.name from ef f join ec c on f.ck = c.ck",
     "aggregate_of_aggregates": "select c.name, sum(f.q) + count(*) * 2, max(f.q) - min(f.q) from ef f "
                                "join ec c on f.ck = c.ck group by c.name",
+    "avg_int_and_decimal": "select c.name, avg(f.q), avg(f.price), avg(f.dk), count(*) from ef f join ec c "
+                           "on f.ck = c.ck group by c.name",
+    "avg_global_over_empty": "select avg(f.q), avg(f.price) from ef f join ee c on f.ck = c.ck",
+    "avg_star": "select d.yr, avg(f.price) from ef f join ec c on f.ck = c.ck join ed d on f.dk = d.dk group by d.yr",
+    "distinct_aggregates": "select c.name, count(distinct f.q), sum(distinct f.dk), avg(distinct f.price), "
+                           "sum(f.price) from ef f join ec c on f.ck = c.ck group by c.name",
+    "distinct_of_the_other_side": "select f.s, count(distinct c.name), count(distinct c.name, f.q) from ef f "
+                                  "join ec c on f.ck = c.ck group by f.s",
     "residual_condition": "select c.name, sum(f.q) from ef f join ec c on f.ck = c.ck and f.q <= c.ck "
                           "group by c.name",
 }
@@ -101,9 +109,17 @@ def test_result_types_and_nullability_are_kept(spark, eager_views, conf):
 # (query, what the rule says when it declines; None where the plan is not an aggregate over inner
 # joins for it at all: outer and semi joins, ROLLUP's Expand, a hint)
 LAW_DOES_NOT_HOLD = {
-    "avg": ("select c.name, avg(f.price) from ef f join ec c on f.ck = c.ck group by c.name", "avg is not split"),
-    "count_distinct": ("select c.name, count(distinct f.q) from ef f join ec c on f.ck = c.ck group by c.name",
-                       "is DISTINCT"),
+    "avg_double": ("select c.name, avg(cast(f.q as double)) from ef f join ec c on f.ck = c.ck group by c.name",
+                   "averages double"),
+    "avg_bigint": ("select c.name, avg(cast(f.q as bigint)) from ef f join ec c on f.ck = c.ck group by c.name",
+                   "averages bigint"),
+    "avg_wide_decimal": ("select c.name, avg(cast(f.price as decimal(12,2))) from ef f join ec c on f.ck = c.ck "
+                         "group by c.name", "averages decimal(12,2)"),
+    "try_avg": ("select c.name, try_avg(f.q) from ef f join ec c on f.ck = c.ck group by c.name", "is try_avg"),
+    "sum_distinct_double": ("select c.name, sum(distinct cast(f.q as double)) from ef f join ec c on f.ck = c.ck "
+                            "group by c.name", "is DISTINCT (sum of double)"),
+    "distinct_with_filter": ("select c.name, count(distinct f.q) filter (where f.q > 1) from ef f join ec c "
+                             "on f.ck = c.ck group by c.name", "has a FILTER"),
     "filter_clause": ("select c.name, sum(f.q) filter (where f.q > 1) from ef f join ec c on f.ck = c.ck "
                       "group by c.name", "has a FILTER"),
     "double_sum": ("select c.name, sum(cast(f.q as double) / 3) from ef f join ec c on f.ck = c.ck group by c.name",

@@ -130,3 +130,49 @@ def test_floating_point_keys_and_sums_are_not_split(spark, conf):
               "on try_cast(f.x as int) = d.ix group by d.name"):
         _, _, on_plan, _ = both_ways(spark, q)
         assert not pre_aggregated(on_plan), (q, on_plan)
+
+
+@pytest.fixture(scope="module")
+def avg_values(spark, tmp_path_factory):
+    """`avgs`: INT values at both limits and DECIMAL(7,2) values at their precision in the group of
+    key 1; key 2 has only NULLs; key 5 joins nothing in `small_dim`/`avg_dim` (keys 1 and 2)."""
+    root = tmp_path_factory.mktemp("eager_avg")
+    spark.sql("""select * from values
+        (1, 2147483647, cast(99999.99 as decimal(7,2))), (1, 2147483647, cast(99999.99 as decimal(7,2))),
+        (1, 2147483647, cast(-99999.99 as decimal(7,2))), (1, -2147483648, cast(0.01 as decimal(7,2))),
+        (1, 7, cast(12345.67 as decimal(7,2))), (2, null, null),
+        (5, 2147483647, cast(99999.99 as decimal(7,2))), (5, 2147483647, cast(99999.99 as decimal(7,2)))
+        as t(k, i, d7)""").write.parquet(str(root / "avgs"))
+    spark.read.parquet(str(root / "avgs")).createOrReplaceTempView("avgs")
+    spark.sql("select * from values (1, 'one'), (1, 'uno'), (2, 'two') as t(k, name)").write.parquet(str(root / "avg_dim"))
+    spark.read.parquet(str(root / "avg_dim")).createOrReplaceTempView("avg_dim")
+    yield
+
+
+def _exactly(on, off):
+    # assert_same_both_ways compares DOUBLEs within 1e-6: the split average must be the same bits
+    from collections import Counter
+    assert Counter(map(tuple, on.rows)) == Counter(map(tuple, off.rows)), (on.rows, off.rows)
+
+
+@pytest.mark.parametrize("ansi", [ANSI_ON, ANSI_OFF], ids=["ansi_on", "ansi_off"])
+def test_avg_of_int_and_small_decimal_is_split_to_the_same_bits(spark, avg_values, conf, ansi):
+    # the DOUBLE mean of an exact sum: Spark's own while the group's sums stay within 2^53; a group of
+    # NULLs averages NULL; a global average over the rows that join is NULL when none do
+    conf({**EVERYWHERE, **ansi})
+    for q in ("select d.name, avg(a.i), avg(a.d7), count(*) from avgs a join avg_dim d on a.k = d.k group by d.name",
+              "select avg(a.i), avg(a.d7) from avgs a join avg_dim d on a.k = d.k where d.k = 2",
+              "select avg(a.i), avg(a.d7) from avgs a join avg_dim d on a.k = d.k"):
+        on, off, on_plan, _ = both_ways(spark, q)
+        assert pre_aggregated(on_plan), (q, on_plan)
+        _exactly(on, off)
+    assert spark.sql("select avg(a.d7) v from avgs a join avg_dim d on a.k = d.k").schema["v"].dataType.simpleString() \
+        == "decimal(11,6)"
+
+
+def test_decimal_avg_is_not_split_where_decimal_aggregates_is_excluded(spark, avg_values, conf):
+    # without Spark's DecimalAggregates a DECIMAL(7,2) average is exact, not a DOUBLE's
+    conf({**EVERYWHERE, "spark.sql.optimizer.excludedRules": "org.apache.spark.sql.catalyst.optimizer.DecimalAggregates"})
+    on, off, on_plan, _ = both_ways(spark, "select d.name, avg(a.d7) from avgs a join avg_dim d on a.k = d.k group by d.name")
+    assert not pre_aggregated(on_plan), on_plan
+    _exactly(on, off)

@@ -26,7 +26,8 @@ import arrnf.rules.eager.{JoinGraph, Partial}
  *
  * S is not aggregated, so each of its rows meets the one pre-aggregated row of its key as it met
  * each row of that group before: nothing needs multiplying. `count` becomes the sum of counts, `min`
- * and `max` the min and max of parts ([[Partial]] states each split and when it is exact).
+ * and `max` the min and max of parts, `avg` a sum over a count; a DISTINCT aggregate stays above the
+ * join, its columns added to R's grouping ([[Partial]] states each split and when it is exact).
  *
  * {{{
  *   Aggregate [c_id, d_year], [c_id, d_year, sum(price) AS total#9]
@@ -49,9 +50,9 @@ import arrnf.rules.eager.{JoinGraph, Partial}
  *
  * What the rule recognises: an aggregate grouping by columns, over (column-only projections and
  * filters of) a tree of inner joins without hints. The join's inputs are split in two: R, the
- * inputs the aggregate functions read (and possibly more), joined among themselves; and the others,
+ * inputs the (not DISTINCT) aggregate functions read (and possibly more), joined among themselves; and the others,
  * joined to R's pre-aggregate one by one, each by an equality. R is pre-aggregated by its columns that
- * the grouping, or any condition between R and the others, reads.
+ * the grouping, a DISTINCT aggregate, or any condition between R and the others, reads.
  *
  * When the law holds:
  *  - bag semantics and NULLs: the pre-aggregate groups NULL keys together and the join drops (or,
@@ -165,7 +166,8 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
         done.flatMap(m => Partial.of(ae).map(p => m + (ae.canonicalized -> p)))
       }
       splits = {
-        val read = graph.inputsOf(AttributeSet(aggs.flatMap(_.aggregateFunction.references)))
+        // R holds what the split functions read; a DISTINCT one reads its values above the join.
+        val read = graph.inputsOf(AttributeSet(aggs.filterNot(_.isDistinct).flatMap(_.aggregateFunction.references)))
         val all = graph.inputs.indices
         (1 until all.size).iterator.flatMap(n => all.combinations(n))
           .filter(r => read.subsetOf(r.toSet)).flatMap(r => split(graph, r, group, parts)).toSeq
@@ -226,13 +228,13 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
       val on = graph.inputsOf(c)
       on.exists(rSet.contains) && !on.subsetOf(rSet)
     }
-    val needed = AttributeSet(group) ++ AttributeSet(cross.flatMap(_.references))
+    val needed = AttributeSet(group) ++ AttributeSet(cross.flatMap(_.references)) ++ AttributeSet(parts.values.flatMap(_.keys))
     val keys = r.flatMap(graph.inputs(_).output).filter(needed.contains)
     for {
       _ <- Option.when(cross.exists(JoinGraph.isEquality) && keys.forall(k => Partial.comparable(k.dataType)))(())
       (rJoin, rest) <- graph.rebuild(r) if rest.isEmpty
       pre = {
-        val p = Aggregate(keys, keys ++ parts.values.toSeq.map(_.inner), rJoin)
+        val p = Aggregate(keys, keys ++ parts.values.toSeq.flatMap(_.inner), rJoin)
         p.setTagValue(Tag, PreAggregate)
         p
       }

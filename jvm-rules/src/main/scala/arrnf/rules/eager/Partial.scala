@@ -3,6 +3,7 @@ package arrnf.rules.eager
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate._
 import org.apache.spark.sql.catalyst.util.CollationFactory
+import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
 
 /**
@@ -29,18 +30,32 @@ import org.apache.spark.sql.types._
  *    timestamps, booleans, binary strings and bytes; not for collated strings nor FLOAT/DOUBLE
  *    (values that compare equal but differ, `'a'`/`'A'` or `0.0`/`-0.0`, would be picked in
  *    another order).
- *  - Not split (the rule does not fire): `avg`, DISTINCT aggregates, aggregates with a `FILTER`,
- *    and every other function.
+ *  - `avg(x)` = the original's evaluation over `sum(sum(x))` and `sum(count(x))`, for BYTE/SHORT/INT
+ *    and DECIMAL(p <= 8, s). Spark averages these in DOUBLE: an integer's sum, and (its
+ *    `DecimalAggregates`) a small decimal's unscaled sum, cast to DECIMAL(p + 4, s + 4) after dividing
+ *    by 10^s; the split sums exactly (LONG, DECIMAL(p + 10, s)) and rounds once, which is the same
+ *    DOUBLE while every sum of the group stays within 2^53 (4 million INT values near their limit, 900
+ *    million DECIMAL(7, 2) ones). Beyond that Spark's own DOUBLE sum depends on the order its tasks'
+ *    partial sums arrive in. Not split: LONG, FLOAT/DOUBLE and DECIMAL(p > 8) averages (LONG values
+ *    round as DOUBLE before they are added; Spark averages larger decimals exactly), `try_avg`, and
+ *    a decimal average where `DecimalAggregates` is excluded (Spark then averages it exactly).
+ *  - DISTINCT aggregates (`count`, `sum`, `avg`, `min`, `max`): unchanged above the join, their
+ *    arguments' columns of the aggregated side added to its grouping (`keys`). They read each
+ *    distinct argument value once, and the pre-aggregate keeps every combination of its keys and
+ *    those columns, so each group of the original sees the same values. Not for FLOAT/DOUBLE sums
+ *    and averages (the additions' order).
+ *  - Not split (the rule does not fire): aggregates with a `FILTER`, and every other function.
  */
-private[rules] final case class Partial(original: AggregateExpression, inner: Alias, outer: Expression)
+private[rules] final case class Partial(original: AggregateExpression, inner: Seq[Alias], outer: Expression,
+    keys: AttributeSet = AttributeSet.empty)
 
 private[rules] object Partial {
 
   /** The split of `a`, or why it cannot be split. */
   def of(a: AggregateExpression): Either[String, Partial] = {
-    if (a.isDistinct) return scala.util.Left(s"${a.sql} is DISTINCT")
     if (a.filter.isDefined) return scala.util.Left(s"${a.sql} has a FILTER")
     if (a.mode != Complete) return scala.util.Left(s"${a.sql} is already partial")
+    if (a.isDistinct) return distinct(a)
     def part(f: AggregateFunction, name: String) = Alias(f.toAggregateExpression(), name)()
     a.aggregateFunction match {
       case s: Sum =>
@@ -49,29 +64,64 @@ private[rules] object Partial {
           case _ if mode == EvalMode.TRY => scala.util.Left(s"${a.sql} is try_sum")
           case ByteType | ShortType | IntegerType =>
             val p = part(Sum(s.child, s.evalContext), "arrnf_sum")
-            scala.util.Right(Partial(a, p, Sum(p.toAttribute, s.evalContext).toAggregateExpression()))
+            scala.util.Right(Partial(a, Seq(p), Sum(p.toAttribute, s.evalContext).toAggregateExpression()))
           // Spark's DecimalAggregates sums a DECIMAL(p <= 8) as its unscaled LONG: the decimal's bound.
           case LongType if mode == EvalMode.LEGACY || smallUnscaled(s.child) =>
             val p = part(Sum(s.child, s.evalContext), "arrnf_sum")
-            scala.util.Right(Partial(a, p, Sum(p.toAttribute, s.evalContext).toAggregateExpression()))
+            scala.util.Right(Partial(a, Seq(p), Sum(p.toAttribute, s.evalContext).toAggregateExpression()))
           case d: DecimalType if d.precision + 10 <= DecimalType.MAX_PRECISION =>
             val p = part(Sum(s.child, s.evalContext), "arrnf_sum")
             val outer = Sum(p.toAttribute, s.evalContext).toAggregateExpression()
-            scala.util.Right(Partial(a, p, Cast(outer, s.dataType, None, mode)))
+            scala.util.Right(Partial(a, Seq(p), Cast(outer, s.dataType, None, mode)))
           case t => scala.util.Left(s"${a.sql} sums ${t.simpleString}" + (if (t == LongType) " with ANSI on" else ""))
         }
       case c: Count =>
         val p = part(Count(c.children), "arrnf_count")
         val sum = Sum(p.toAttribute, NumericEvalContext(EvalMode.LEGACY)).toAggregateExpression()
-        scala.util.Right(Partial(a, p, Coalesce(Seq(sum, Literal(0L)))))
+        scala.util.Right(Partial(a, Seq(p), Coalesce(Seq(sum, Literal(0L)))))
       case m: Min if comparable(m.child.dataType) =>
         val p = part(Min(m.child), "arrnf_min")
-        scala.util.Right(Partial(a, p, Min(p.toAttribute).toAggregateExpression()))
+        scala.util.Right(Partial(a, Seq(p), Min(p.toAttribute).toAggregateExpression()))
       case m: Max if comparable(m.child.dataType) =>
         val p = part(Max(m.child), "arrnf_max")
-        scala.util.Right(Partial(a, p, Max(p.toAttribute).toAggregateExpression()))
+        scala.util.Right(Partial(a, Seq(p), Max(p.toAttribute).toAggregateExpression()))
+      case avg: Average => average(a, avg)
       case f => scala.util.Left(s"${a.sql}: ${f.prettyName} is not split")
     }
+  }
+
+  private def average(a: AggregateExpression, avg: Average): Either[String, Partial] = {
+    val mode = avg.evalMode
+    val context = NumericEvalContext(mode)
+    def part(f: AggregateFunction, name: String) = Alias(f.toAggregateExpression(), name)()
+    lazy val sum = part(Sum(avg.child, context), "arrnf_sum")
+    lazy val count = part(Count(Seq(avg.child)), "arrnf_count")
+    // Spark's Average divides with its LEGACY mode: a group without values is NULL, not an error.
+    def mean(total: Expression) = Divide(Cast(total, DoubleType), Cast(Sum(count.toAttribute,
+      NumericEvalContext(EvalMode.LEGACY)).toAggregateExpression(), DoubleType), NumericEvalContext(EvalMode.LEGACY))
+    avg.child.dataType match {
+      case _ if mode == EvalMode.TRY => scala.util.Left(s"${a.sql} is try_avg")
+      case ByteType | ShortType | IntegerType =>
+        scala.util.Right(Partial(a, Seq(sum, count), mean(Sum(sum.toAttribute, context).toAggregateExpression())))
+      case d: DecimalType if d.precision + 10 <= Decimal.MAX_LONG_DIGITS && !decimalAggregatesExcluded =>
+        // As Spark's DecimalAggregates: the DOUBLE average of the unscaled values, divided by 10^s.
+        val total = Cast(Sum(sum.toAttribute, context).toAggregateExpression(), sum.dataType, None, mode)
+        val value = Divide(mean(UnscaledValue(total)), Literal.create(math.pow(10.0, d.scale), DoubleType))
+        scala.util.Right(Partial(a, Seq(sum, count),
+          Cast(value, DecimalType(d.precision + 4, d.scale + 4), Option(SQLConf.get.sessionLocalTimeZone))))
+      case t => scala.util.Left(s"${a.sql} averages ${t.simpleString}")
+    }
+  }
+
+  private def decimalAggregatesExcluded: Boolean = SQLConf.get.optimizerExcludedRules.exists(
+    _.split(",").map(_.trim).contains("org.apache.spark.sql.catalyst.optimizer.DecimalAggregates"))
+
+  /** A DISTINCT aggregate, kept as it is above the join: its columns join the pre-aggregate's keys. */
+  private def distinct(a: AggregateExpression): Either[String, Partial] = a.aggregateFunction match {
+    case _: Count | _: Min | _: Max => scala.util.Right(Partial(a, Nil, a, a.references))
+    case f @ (_: Sum | _: Average) if !f.children.exists(c => c.dataType == FloatType || c.dataType == DoubleType) =>
+      scala.util.Right(Partial(a, Nil, a, a.references))
+    case f => scala.util.Left(s"${a.sql} is DISTINCT (${f.prettyName} of ${f.children.map(_.dataType.simpleString).mkString(", ")})")
   }
 
   private def smallUnscaled(e: Expression): Boolean = e match {
