@@ -38,14 +38,14 @@ def reasons(spark) -> list[str]:
 @pytest.fixture(scope="module")
 def eager_views(spark, tmp_path_factory):
     # f: the fact side (duplicate rows, NULL keys, NULL values, a key no dimension has);
-    # c, d: dimensions with duplicate and NULL keys; e: empty.
+    # c, d: dimensions with duplicate and NULL keys (c: a duplicate row too, so that its aggregate counts 2); e: empty.
     spark.sql("""create or replace temp view ef as select * from values
         (1, 10, cast(1.50 as decimal(7,2)), 1, 'x'), (1, 10, cast(1.50 as decimal(7,2)), 1, 'x'),
         (1, 20, cast(2.25 as decimal(7,2)), 2, 'y'), (2, 20, cast(3.00 as decimal(7,2)), 2, null),
         (null, 10, cast(4.00 as decimal(7,2)), 1, 'z'), (3, 30, null, null, 'w'), (9, 30, 5.00, 7, 'v')
         as t(ck, dk, price, q, s)""")
     spark.sql("""create or replace temp view ec as select * from values
-        (1, 'a'), (1, 'a2'), (2, 'b'), (null, 'n'), (3, 'c'), (4, 'd') as t(ck, name)""")
+        (1, 'a'), (1, 'a'), (1, 'a2'), (2, 'b'), (null, 'n'), (3, 'c'), (4, 'd') as t(ck, name)""")
     spark.sql("create or replace temp view ed as select * from values (10, 2001), (20, 2002), (30, 2001), (30, 2003) as t(dk, yr)")
     # empty, from a file: Spark cannot see it is empty while optimizing (it would drop the join)
     empty = str(tmp_path_factory.mktemp("eager_empty") / "e")
@@ -92,6 +92,19 @@ def test_fires_where_the_law_holds(spark, eager_views, conf, name, ansi):
     _, _, on_plan, off_plan = both_ways(spark, LAW_HOLDS[name])
     assert pre_aggregated(on_plan), on_plan
     assert not pre_aggregated(off_plan), off_plan
+
+
+@pytest.mark.parametrize("ansi", [ANSI_ON, ANSI_OFF], ids=["ansi_on", "ansi_off"])
+@pytest.mark.parametrize("name", sorted(LAW_HOLDS))
+def test_both_sides_aggregated_where_the_law_holds(spark, eager_views, conf, name, ansi):
+    # otherSide=always: the other side (ec's duplicate keys 1, 'a' and 'a2') aggregated too, by its
+    # keys and grouping columns, every sum and count part multiplied by its row count
+    conf({**EVERYWHERE, **SHUFFLE, **ansi, "spark.arrnf.EagerAggregation.otherSide": "always"})
+    spark._jvm.arrnf.Api.resetEagerStatus()
+    _, _, on_plan, _ = both_ways(spark, LAW_HOLDS[name])
+    assert pre_aggregated(on_plan), on_plan
+    fired = [r for r in reasons(spark) if r.startswith("fired")]
+    assert fired and all("counting its rows" in r for r in fired), fired
 
 
 def test_result_types_and_nullability_are_kept(spark, eager_views, conf):

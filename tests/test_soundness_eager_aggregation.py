@@ -176,3 +176,19 @@ def test_decimal_avg_is_not_split_where_decimal_aggregates_is_excluded(spark, av
     on, off, on_plan, _ = both_ways(spark, "select d.name, avg(a.d7) from avgs a join avg_dim d on a.k = d.k group by d.name")
     assert not pre_aggregated(on_plan), on_plan
     _exactly(on, off)
+
+
+@pytest.mark.parametrize("ansi", [ANSI_ON, ANSI_OFF], ids=["ansi_on", "ansi_off"])
+def test_both_sides_multiplied_sums_keep_their_results(spark, big_values, conf, ansi):
+    # the other side aggregated too: each part times the other side's rows per key (key 5 twice in
+    # dim_twice). DECIMAL(28,0) parts times counts stay exact in DECIMAL(38,0), as the original's sum;
+    # BIGINT sums with ANSI off wrap the same; with ANSI on they are not split
+    conf({**EVERYWHERE, **ansi, "spark.arrnf.EagerAggregation.otherSide": "always"})
+    spark.sql("select * from values (1, 'one'), (1, 'uno'), (5, 'five'), (5, 'cinco') as t(k, name)") \
+        .createOrReplaceTempView("dim_twice")
+    for q in ("select d.k, sum(b.d28), count(*), avg(b.k), max(b.d38) from big b join dim_twice d on b.k = d.k group by d.k",
+              "select sum(b.d28), count(b.v) from big b join dim_twice d on b.k = d.k",
+              "select d.k, sum(b.v) from big b join dim_twice d on b.k = d.k group by d.k"):
+        _, _, on_plan, _ = both_ways(spark, q)
+        split = "sum(b.v)" not in q or ansi is ANSI_OFF
+        assert pre_aggregated(on_plan) == split, (q, on_plan)

@@ -32,6 +32,9 @@ object ArrnfConf extends Logging {
   /** How many times fewer rows EagerAggregation's pre-aggregate must have than its input (0: always). */
   val EagerMinReduction: String = ArrnfSqlConf.EagerMinReduction.key
 
+  /** Whether EagerAggregation also aggregates the other side: cost (default), never, always. */
+  val EagerOtherSide: String = ArrnfSqlConf.EagerOtherSide.key
+
   /** Also build the ArrNF section for the plan description Spark records for every executed query
    *  (SQL tab of the UI, event log); default false. `df.explain()` always shows it. */
   val ExplainSqlUi: String = ArrnfSqlConf.ExplainSqlUi.key
@@ -52,6 +55,9 @@ object ArrnfConf extends Logging {
 
   /** EagerAggregation's least estimated reduction; a bad value set before registration throws, saying what to do. */
   def eagerMinReduction(conf: SQLConf = SQLConf.get): Double = ArrnfSqlConf.eagerMinReduction(conf)
+
+  /** EagerAggregation's choice for the other side: "cost", "never" or "always". */
+  def eagerOtherSide(conf: SQLConf = SQLConf.get): String = ArrnfSqlConf.eagerOtherSide(conf)
 
   /** The rule (or `Normalizer`) that fault injection makes throw, or "". */
   def failRule(conf: SQLConf = SQLConf.get): String = ArrnfSqlConf.failRule(conf)

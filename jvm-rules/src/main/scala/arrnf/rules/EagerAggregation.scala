@@ -4,7 +4,8 @@ import scala.util.{Left, Right, Try}
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Count}
+import org.apache.spark.sql.catalyst.plans.Inner
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
@@ -24,10 +25,16 @@ import arrnf.rules.eager.{JoinGraph, Partial}
  *
  *     γ[G; sum(r)](R ⋈k S)  =  γ[G; sum(r')]( γ[k ∪ G_R; r' = sum(r)](R)  ⋈k  S )
  *
- * S is not aggregated, so each of its rows meets the one pre-aggregated row of its key as it met
+ * Where S is not aggregated, each of its rows meets the one pre-aggregated row of its key as it met
  * each row of that group before: nothing needs multiplying. `count` becomes the sum of counts, `min`
  * and `max` the min and max of parts, `avg` a sum over a count; a DISTINCT aggregate stays above the
  * join, its columns added to R's grouping ([[Partial]] states each split and when it is exact).
+ * S may be aggregated too, each of its rows then standing for `c` rows, multiplied in:
+ *
+ *     γ[G; sum(r)](R ⋈k S)  =  γ[G; sum(r' · c)]( γ[k ∪ G_R; r' = sum(r)](R)  ⋈k  γ[k ∪ G_S; c = count(*)](S) )
+ *
+ * (`spark.arrnf.EagerAggregation.otherSide`: where S's rows are estimated to fall `minReduction`
+ * times; S's inputs must join among themselves by equalities and its keys be binary-stable too).
  *
  * {{{
  *   Aggregate [c_id, d_year], [c_id, d_year, sum(price) AS total#9]
@@ -119,8 +126,11 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
 
   private val PreAggregate = "pre-aggregate"
 
+  /** The other inputs aggregated too: by `keys`, counting their rows in `count`. */
+  private final case class Other(keys: Seq[Attribute], count: Attribute, pre: Aggregate, join: LogicalPlan)
+
   private final case class Split(r: Seq[Int], keys: Seq[Attribute], parts: Map[Expression, Partial], pre: Aggregate,
-      rJoin: LogicalPlan, top: LogicalPlan)
+      rJoin: LogicalPlan, top: LogicalPlan, other: Option[Other] = None)
 
   private def push(a: Aggregate, estimator: => Estimator): Option[LogicalPlan] = JoinGraph.of(a.child).flatMap { graph =>
     // Without distinct counts below (no sketch pass, no ANALYZE ... FOR ALL COLUMNS) no split can be
@@ -131,7 +141,7 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
       case Right((s, reason)) =>
         val outer = a.copy(
           aggregateExpressions = a.aggregateExpressions.map(_.transformUp {
-            case ae: AggregateExpression => s.parts(ae.canonicalized).outer
+            case ae: AggregateExpression => s.parts(ae.canonicalized).outerWith(s.other.map(_.count)).get
           }.asInstanceOf[NamedExpression]),
           child = s.top)
         outer.setTagValue(Tag, reason)
@@ -177,10 +187,19 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
   }
 
   /** The split that removes the most rows before the join, if it removes enough; with the reason. */
-  private def choose(a: Aggregate, graph: JoinGraph, splits: Seq[Split], estimator: Estimator): Either[String, (Split, String)] = {
+  private def choose(a: Aggregate, graph: JoinGraph, all: Seq[Split], estimator: Estimator): Either[String, (Split, String)] = {
     val minReduction = ArrnfConf.eagerMinReduction()
     def rows(p: LogicalPlan) = Try(estimator(p).rows).toOption.flatten
-    def what(s: Split) = s"pre-aggregating ${names(graph, s.r)} by [${s.keys.map(_.name).mkString(", ")}]"
+    def reduces(in: BigInt, out: BigInt) = out > 0 && in > out && BigDecimal(in) / BigDecimal(out) >= minReduction
+    // The other inputs are aggregated too only where that is estimated to pay by itself (or always, for tests).
+    val otherSide = ArrnfConf.eagerOtherSide()
+    def others(s: Split) = graph.inputs.indices.diff(s.r)
+    val splits = all.filter(_.other.forall(o => otherSide == "always" ||
+      otherSide == "cost" && rows(o.join).zip(rows(o.pre)).exists { case (in, out) => reduces(in, out) }))
+      .sortBy(s => otherSide == "always" && s.other.isEmpty) // always: those that aggregate both sides first
+    def what(s: Split) = s"pre-aggregating ${names(graph, s.r)} by [${s.keys.map(_.name).mkString(", ")}]" +
+      s.other.fold("")(o => s" and ${names(graph, others(s))} by [${o.keys.map(_.name).mkString(", ")}] " +
+        s"(counting its rows: each part multiplied by that count)")
     // Where Spark would broadcast every input joined after the pre-aggregate, it already aggregates
     // partially right after those joins, in the same stage as R's scan: a pre-aggregate would save
     // only cheap hash probes and add a shuffle (measured at scale factor 1, default broadcast: the
@@ -188,41 +207,47 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     // decides its broadcasts, so it decides here; not estimated further.
     val threshold = SQLConf.get.autoBroadcastJoinThreshold
     def broadcast(i: Int) = threshold > 0 && Try(graph.inputs(i).stats.sizeInBytes <= threshold).getOrElse(false)
-    def others(s: Split) = graph.inputs.indices.diff(s.r)
     val worth = if (minReduction == 0) splits else splits.filterNot(s => others(s).forall(broadcast))
     if (worth.isEmpty) return Left(s"every input joined after the pre-aggregate (${names(graph, others(splits.head))}) " +
       s"is small enough for Spark to broadcast (spark.sql.autoBroadcastJoinThreshold, $threshold bytes): it " +
       "aggregates partially right after its broadcast joins, and a pre-aggregate would add a shuffle")
     val read = rows(a.child) // the rows the aggregate reads now, after every join
-    val known = worth.flatMap(s => for (in <- rows(s.rJoin); out <- rows(s.pre) if out > 0) yield (s, in, out))
+    // Rows before and after R's pre-aggregate, and the rows the other side's removes (0 where not aggregated).
+    val known = worth.flatMap(s => for {
+      in <- rows(s.rJoin)
+      out <- rows(s.pre) if out > 0
+      otherSaves <- s.other.fold[Option[BigInt]](Some(BigInt(0)))(o => rows(o.join).zip(rows(o.pre)).map { case (i, o) => i - o })
+    } yield (s, in, out, otherSaves))
     if (known.nonEmpty && read.isDefined) {
       def reason(s: Split, in: BigInt, out: BigInt) = s"${what(s)}: estimated rows $in → $out " +
-        s"(${fmt(BigDecimal(in) / BigDecimal(out))}×) before joining ${names(graph, graph.inputs.indices.diff(s.r))} " +
+        s"(${fmt(BigDecimal(in) / BigDecimal(out))}×)" + s.other.fold("")(o => (for (i <- rows(o.join); p <- rows(o.pre))
+          yield s" and $i → $p (${fmt(BigDecimal(i) / BigDecimal(p.max(1)))}×)").getOrElse("")) +
+        s" before joining ${if (s.other.isEmpty) names(graph, others(s)) else "them"} " +
         s"(the aggregate reads ${read.get} rows after the joins)"
       // Why a split does not pay, if it does not. When the other inputs filter R (a date range, a
       // selective dimension), the original aggregates only the rows that survive the joins, while
       // the pre-aggregate would read all of R.
       def short(in: BigInt, out: BigInt): Option[String] =
         if (minReduction == 0) None
-        else if (in <= out || BigDecimal(in) / BigDecimal(out) < minReduction)
-          Some(s"below spark.arrnf.EagerAggregation.minReduction ($minReduction)")
+        else if (!reduces(in, out)) Some(s"below spark.arrnf.EagerAggregation.minReduction ($minReduction)")
         else if (read.get * 2 < in) Some("the joins keep fewer than half of the pre-aggregate's input rows")
         else None
-      val paying = known.filter { case (_, in, out) => short(in, out).isEmpty }
+      val paying = known.filter { case (_, in, out, _) => short(in, out).isEmpty }
       if (paying.nonEmpty) {
-        val (s, in, out) = paying.maxBy { case (_, in, out) => in - out }
+        val (s, in, out, _) = paying.maxBy { case (_, in, out, saves) => in - out + saves }
         Right((s, reason(s, in, out)))
       } else {
-        val (s, in, out) = known.maxBy { case (_, in, out) => in - out }
+        val (s, in, out, _) = known.maxBy { case (_, in, out, saves) => in - out + saves }
         Left(s"${reason(s, in, out)}; ${short(in, out).get}")
       }
-    } else if (minReduction == 0) Right((splits.head, s"${what(splits.head)} (estimates unknown; minReduction is 0)"))
-    else Left(s"the pre-aggregate's rows are unknown (${Try(estimator(if (read.isEmpty) a.child else splits.head.pre)
+    } else if (minReduction == 0) Right((worth.head, s"${what(worth.head)} (estimates unknown; minReduction is 0)"))
+    else Left(s"the pre-aggregate's rows are unknown (${Try(estimator(if (read.isEmpty) a.child else worth.head.pre)
       .source).getOrElse("unknown")})")
   }
 
-  /** The plan for one choice R of inputs to pre-aggregate, if the law holds for it. */
-  private def split(graph: JoinGraph, r: Seq[Int], group: Seq[Attribute], parts: Map[Expression, Partial]): Option[Split] = {
+  /** The plans for one choice R of inputs to pre-aggregate where the law holds for it: the other
+   *  inputs joined as they are, and (where every function carries multiplicities) aggregated too. */
+  private def split(graph: JoinGraph, r: Seq[Int], group: Seq[Attribute], parts: Map[Expression, Partial]): Seq[Split] = {
     val rSet = r.toSet
     val cross = graph.conds.filter { c =>
       val on = graph.inputsOf(c)
@@ -230,16 +255,31 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     }
     val needed = AttributeSet(group) ++ AttributeSet(cross.flatMap(_.references)) ++ AttributeSet(parts.values.flatMap(_.keys))
     val keys = r.flatMap(graph.inputs(_).output).filter(needed.contains)
-    for {
+    val o = graph.inputs.indices.filterNot(rSet.contains)
+    val plain = for {
       _ <- Option.when(cross.exists(JoinGraph.isEquality) && keys.forall(k => Partial.comparable(k.dataType)))(())
       (rJoin, rest) <- graph.rebuild(r) if rest.isEmpty
-      pre = {
-        val p = Aggregate(keys, keys ++ parts.values.toSeq.flatMap(_.inner), rJoin)
-        p.setTagValue(Tag, PreAggregate)
-        p
-      }
-      (top, left) <- graph.rebuild(graph.inputs.indices.filterNot(rSet.contains), Some((pre, rSet))) if left.isEmpty
+      pre = tagged(Aggregate(keys, keys ++ parts.values.toSeq.flatMap(_.inner), rJoin))
+      (top, left) <- graph.rebuild(o, Some((pre, rSet))) if left.isEmpty
     } yield Split(r, keys, parts, pre, rJoin, top)
+    // The other inputs, joined among themselves, aggregated by their columns the grouping, a
+    // DISTINCT aggregate or a condition with R reads, counting their rows; then one join with R's.
+    val both = for {
+      s <- plain
+      _ <- Option.when(ArrnfConf.eagerOtherSide() != "never" && parts.values.forall(_.weighted.isDefined))(())
+      oKeys = o.flatMap(graph.inputs(_).output).filter(needed.contains)
+      _ <- Option.when(oKeys.forall(k => Partial.comparable(k.dataType)))(())
+      (oJoin, rest) <- graph.rebuild(o) if rest.isEmpty
+      count = Alias(Count(Literal(1)).toAggregateExpression(), "arrnf_rows")()
+      oPre = tagged(Aggregate(oKeys, oKeys :+ count, oJoin))
+    } yield s.copy(top = Join(s.pre, oPre, Inner, cross.reduceOption(And), JoinHint.NONE),
+      other = Some(Other(oKeys, count.toAttribute, oPre, oJoin)))
+    plain.toSeq ++ both
+  }
+
+  private def tagged(a: Aggregate): Aggregate = {
+    a.setTagValue(Tag, PreAggregate)
+    a
   }
 
   private def names(graph: JoinGraph, is: Seq[Int]): String = is.map(i => name(graph.inputs(i))).mkString(" ⋈ ")

@@ -11,8 +11,11 @@ import org.apache.spark.sql.types._
  * aggregated side before the join, `outer` combines the inner results after it and gives exactly
  * the original's value, type and nullability.
  *
- * The other side is never aggregated, so no multiplicity is multiplied in: each of its rows meets
- * the one pre-aggregated row of its key, as it met each row of that group before.
+ * Where the other side is not aggregated, each of its rows meets the one pre-aggregated row of its
+ * key, as it met each row of that group before: nothing is multiplied. Where it is aggregated too
+ * (by its join keys and grouping columns, with `c = count(*)`), each of its rows stands for `c`
+ * rows, and `outerWith(Some(c))` weights every sum and count part by it (`sum(r' * c)`, the ring's
+ * product of multiplicities); `min`, `max` and DISTINCT aggregates ignore multiplicities.
  *
  *  - `sum(x)` = `sum(sum(x))` for BYTE/SHORT/INT (a LONG sum of at most 2^31-bit values: it
  *    overflows only past 2^32 rows of one group), for BIGINT only with ANSI off (LEGACY wraps, and
@@ -47,7 +50,15 @@ import org.apache.spark.sql.types._
  *  - Not split (the rule does not fire): aggregates with a `FILTER`, and every other function.
  */
 private[rules] final case class Partial(original: AggregateExpression, inner: Seq[Alias], outer: Expression,
-    keys: AttributeSet = AttributeSet.empty)
+    keys: AttributeSet = AttributeSet.empty, weighted: Option[Attribute => Expression] = None) {
+
+  /** The outer form where the other side is aggregated too, each of its rows standing for `count`
+   *  rows: every part weighted by that multiplicity. None where the function cannot carry it. */
+  def outerWith(count: Option[Attribute]): Option[Expression] = count match {
+    case None => Some(outer)
+    case Some(c) => weighted.map(_(c))
+  }
+}
 
 private[rules] object Partial {
 
@@ -57,6 +68,9 @@ private[rules] object Partial {
     if (a.mode != Complete) return scala.util.Left(s"${a.sql} is already partial")
     if (a.isDistinct) return distinct(a)
     def part(f: AggregateFunction, name: String) = Alias(f.toAggregateExpression(), name)()
+    // `outer` for each multiplicity: none (the other side is not aggregated) or a count column.
+    def split(parts: Seq[Alias])(outer: Option[Attribute] => Expression) =
+      scala.util.Right(Partial(a, parts, outer(None), weighted = Some(c => outer(Some(c)))))
     a.aggregateFunction match {
       case s: Sum =>
         val mode = s.evalContext.evalMode
@@ -64,30 +78,47 @@ private[rules] object Partial {
           case _ if mode == EvalMode.TRY => scala.util.Left(s"${a.sql} is try_sum")
           case ByteType | ShortType | IntegerType =>
             val p = part(Sum(s.child, s.evalContext), "arrnf_sum")
-            scala.util.Right(Partial(a, Seq(p), Sum(p.toAttribute, s.evalContext).toAggregateExpression()))
+            split(Seq(p))(w => sumOf(p.toAttribute, s.evalContext, w))
           // Spark's DecimalAggregates sums a DECIMAL(p <= 8) as its unscaled LONG: the decimal's bound.
           case LongType if mode == EvalMode.LEGACY || smallUnscaled(s.child) =>
             val p = part(Sum(s.child, s.evalContext), "arrnf_sum")
-            scala.util.Right(Partial(a, Seq(p), Sum(p.toAttribute, s.evalContext).toAggregateExpression()))
+            split(Seq(p))(w => sumOf(p.toAttribute, s.evalContext, w))
           case d: DecimalType if d.precision + 10 <= DecimalType.MAX_PRECISION =>
             val p = part(Sum(s.child, s.evalContext), "arrnf_sum")
-            val outer = Sum(p.toAttribute, s.evalContext).toAggregateExpression()
-            scala.util.Right(Partial(a, Seq(p), Cast(outer, s.dataType, None, mode)))
+            split(Seq(p))(w => Cast(sumOf(p.toAttribute, s.evalContext, w), s.dataType, None, mode))
           case t => scala.util.Left(s"${a.sql} sums ${t.simpleString}" + (if (t == LongType) " with ANSI on" else ""))
         }
       case c: Count =>
         val p = part(Count(c.children), "arrnf_count")
-        val sum = Sum(p.toAttribute, NumericEvalContext(EvalMode.LEGACY)).toAggregateExpression()
-        scala.util.Right(Partial(a, Seq(p), Coalesce(Seq(sum, Literal(0L)))))
+        split(Seq(p))(w => Coalesce(Seq(sumOf(p.toAttribute, Legacy, w), Literal(0L))))
       case m: Min if comparable(m.child.dataType) =>
         val p = part(Min(m.child), "arrnf_min")
-        scala.util.Right(Partial(a, Seq(p), Min(p.toAttribute).toAggregateExpression()))
+        split(Seq(p))(_ => Min(p.toAttribute).toAggregateExpression())
       case m: Max if comparable(m.child.dataType) =>
         val p = part(Max(m.child), "arrnf_max")
-        scala.util.Right(Partial(a, Seq(p), Max(p.toAttribute).toAggregateExpression()))
+        split(Seq(p))(_ => Max(p.toAttribute).toAggregateExpression())
       case avg: Average => average(a, avg)
       case f => scala.util.Left(s"${a.sql}: ${f.prettyName} is not split")
     }
+  }
+
+  private val Legacy = NumericEvalContext(EvalMode.LEGACY)
+
+  /**
+   * `sum(part)`, or `sum(part * c)` where each row stands for `c` rows. A part times its multiplicity
+   * is a sum of the original's values over the joined rows it stands for: it overflows only where
+   * those rows' sum of magnitudes does (2^32 joined rows of INT values, 10^10 of a DECIMAL(p <= 28)),
+   * as the original's own sum. A decimal is multiplied without losing scale (Spark's precision loss
+   * would round it): DECIMAL(min(38, p + 21), s).
+   */
+  private def sumOf(part: Attribute, ctx: NumericEvalContext, weight: Option[Attribute]): Expression = {
+    val value = weight.fold[Expression](part) { c =>
+      part.dataType match {
+        case _: DecimalType => Multiply(part, Cast(c, DecimalType(20, 0)), NumericEvalContext(ctx.evalMode, false))
+        case _ => Multiply(part, c, ctx)
+      }
+    }
+    Sum(value, ctx).toAggregateExpression()
   }
 
   private def average(a: AggregateExpression, avg: Average): Either[String, Partial] = {
@@ -97,18 +128,20 @@ private[rules] object Partial {
     lazy val sum = part(Sum(avg.child, context), "arrnf_sum")
     lazy val count = part(Count(Seq(avg.child)), "arrnf_count")
     // Spark's Average divides with its LEGACY mode: a group without values is NULL, not an error.
-    def mean(total: Expression) = Divide(Cast(total, DoubleType), Cast(Sum(count.toAttribute,
-      NumericEvalContext(EvalMode.LEGACY)).toAggregateExpression(), DoubleType), NumericEvalContext(EvalMode.LEGACY))
+    def mean(total: Expression, w: Option[Attribute]) = Divide(Cast(total, DoubleType),
+      Cast(sumOf(count.toAttribute, Legacy, w), DoubleType), Legacy)
+    def split(outer: Option[Attribute] => Expression) =
+      scala.util.Right(Partial(a, Seq(sum, count), outer(None), weighted = Some(c => outer(Some(c)))))
     avg.child.dataType match {
       case _ if mode == EvalMode.TRY => scala.util.Left(s"${a.sql} is try_avg")
-      case ByteType | ShortType | IntegerType =>
-        scala.util.Right(Partial(a, Seq(sum, count), mean(Sum(sum.toAttribute, context).toAggregateExpression())))
+      case ByteType | ShortType | IntegerType => split(w => mean(sumOf(sum.toAttribute, context, w), w))
       case d: DecimalType if d.precision + 10 <= Decimal.MAX_LONG_DIGITS && !decimalAggregatesExcluded =>
         // As Spark's DecimalAggregates: the DOUBLE average of the unscaled values, divided by 10^s.
-        val total = Cast(Sum(sum.toAttribute, context).toAggregateExpression(), sum.dataType, None, mode)
-        val value = Divide(mean(UnscaledValue(total)), Literal.create(math.pow(10.0, d.scale), DoubleType))
-        scala.util.Right(Partial(a, Seq(sum, count),
-          Cast(value, DecimalType(d.precision + 4, d.scale + 4), Option(SQLConf.get.sessionLocalTimeZone))))
+        split { w =>
+          val total = Cast(sumOf(sum.toAttribute, context, w), sum.dataType, None, mode)
+          val value = Divide(mean(UnscaledValue(total), w), Literal.create(math.pow(10.0, d.scale), DoubleType))
+          Cast(value, DecimalType(d.precision + 4, d.scale + 4), Option(SQLConf.get.sessionLocalTimeZone))
+        }
       case t => scala.util.Left(s"${a.sql} averages ${t.simpleString}")
     }
   }
@@ -118,9 +151,9 @@ private[rules] object Partial {
 
   /** A DISTINCT aggregate, kept as it is above the join: its columns join the pre-aggregate's keys. */
   private def distinct(a: AggregateExpression): Either[String, Partial] = a.aggregateFunction match {
-    case _: Count | _: Min | _: Max => scala.util.Right(Partial(a, Nil, a, a.references))
+    case _: Count | _: Min | _: Max => scala.util.Right(Partial(a, Nil, a, a.references, Some(_ => a)))
     case f @ (_: Sum | _: Average) if !f.children.exists(c => c.dataType == FloatType || c.dataType == DoubleType) =>
-      scala.util.Right(Partial(a, Nil, a, a.references))
+      scala.util.Right(Partial(a, Nil, a, a.references, Some(_ => a)))
     case f => scala.util.Left(s"${a.sql} is DISTINCT (${f.prettyName} of ${f.children.map(_.dataType.simpleString).mkString(", ")})")
   }
 

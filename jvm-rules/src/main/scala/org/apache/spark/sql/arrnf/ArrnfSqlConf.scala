@@ -60,6 +60,26 @@ object ArrnfSqlConf {
           s"'${conf.getConfString(EagerMinReduction.key, "")}'; unset it for the default $EagerMinReductionDefault", e)
     }
 
+  val EagerOtherSideDefault = "cost"
+
+  val EagerOtherSide: ConfigEntry[String] = SQLConf.buildConf("spark.arrnf.EagerAggregation.otherSide")
+    .doc("Whether EagerAggregation also aggregates the other side of the join (by its join keys and " +
+      "grouping columns, counting its rows, each part multiplied by that count): 'cost' where that is " +
+      "estimated to reduce its rows spark.arrnf.EagerAggregation.minReduction times (and at all), " +
+      "'never', or 'always' wherever the law holds (for tests).")
+    .version(Since)
+    .stringConf
+    .transform(_.toLowerCase(java.util.Locale.ROOT))
+    .checkValues(Set("cost", "never", "always"))
+    .createWithDefault(EagerOtherSideDefault)
+
+  def eagerOtherSide(conf: SQLConf): String =
+    try conf.getConf(EagerOtherSide) catch {
+      case e: IllegalArgumentException =>
+        throw new IllegalArgumentException(s"${EagerOtherSide.key} must be cost, never or always, not " +
+          s"'${conf.getConfString(EagerOtherSide.key, "")}'; unset it for the default $EagerOtherSideDefault", e)
+    }
+
   val ExplainSqlUi: ConfigEntry[Boolean] = SQLConf.buildConf("spark.arrnf.explain.sqlUi")
     .doc("Also build the ArrNF section for the plan description Spark records for every executed " +
       "query (SQL tab of the UI, event log). df.explain() always shows it.")
