@@ -130,7 +130,7 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
   private final case class Other(keys: Seq[Attribute], count: Attribute, pre: Aggregate, join: LogicalPlan)
 
   private final case class Split(r: Seq[Int], keys: Seq[Attribute], parts: Map[Expression, Partial], pre: Aggregate,
-      rJoin: LogicalPlan, top: LogicalPlan, other: Option[Other] = None)
+      rJoin: LogicalPlan, top: LogicalPlan, needed: AttributeSet, cross: Seq[Expression], other: Option[Other] = None)
 
   private def push(a: Aggregate, estimator: => Estimator): Option[LogicalPlan] = JoinGraph.of(a.child).flatMap { graph =>
     // Without distinct counts below (no sketch pass, no ANALYZE ... FOR ALL COLUMNS) no split can be
@@ -191,15 +191,24 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     val minReduction = ArrnfConf.eagerMinReduction()
     def rows(p: LogicalPlan) = Try(estimator(p).rows).toOption.flatten
     def reduces(in: BigInt, out: BigInt) = out > 0 && in > out && BigDecimal(in) / BigDecimal(out) >= minReduction
-    // The other inputs are aggregated too only where that is estimated to pay by itself (or always, for tests).
-    val otherSide = ArrnfConf.eagerOtherSide()
     def others(s: Split) = graph.inputs.indices.diff(s.r)
-    val splits = all.filter(_.other.forall(o => otherSide == "always" ||
-      otherSide == "cost" && rows(o.join).zip(rows(o.pre)).exists { case (in, out) => reduces(in, out) }))
-      .sortBy(s => otherSide == "always" && s.other.isEmpty) // always: those that aggregate both sides first
+    // R is chosen among the splits that join the other inputs as they are; then, for that R, the
+    // other inputs are aggregated too where that is estimated to pay by itself (or always, for tests:
+    // then among the R whose other side can be aggregated). Estimating only the chosen R's other
+    // side keeps planning cheap.
+    val otherSide = ArrnfConf.eagerOtherSide()
+    lazy val both = all.flatMap(s => aggregatingOthers(graph, s).map(s.r -> _)).toMap
+    val splits = if (otherSide == "always" && both.nonEmpty) all.filter(s => both.contains(s.r)) else all
+    def withOther(s: Split): Split = otherSide match {
+      case "always" => both.getOrElse(s.r, s)
+      case "cost" => aggregatingOthers(graph, s).filter(_.other.exists(o =>
+        rows(o.join).zip(rows(o.pre)).exists { case (in, out) => reduces(in, out) })).getOrElse(s)
+      case _ => s
+    }
     def what(s: Split) = s"pre-aggregating ${names(graph, s.r)} by [${s.keys.map(_.name).mkString(", ")}]" +
       s.other.fold("")(o => s" and ${names(graph, others(s))} by [${o.keys.map(_.name).mkString(", ")}] " +
-        s"(counting its rows: each part multiplied by that count)")
+        s"(counting its rows: each part multiplied by that count)" + (for (i <- rows(o.join); p <- rows(o.pre))
+          yield s", estimated rows $i → $p (${fmt(BigDecimal(i) / BigDecimal(p.max(1)))}×)").getOrElse(""))
     // Where Spark would broadcast every input joined after the pre-aggregate, it already aggregates
     // partially right after those joins, in the same stage as R's scan: a pre-aggregate would save
     // only cheap hash probes and add a shuffle (measured at scale factor 1, default broadcast: the
@@ -212,17 +221,10 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
       s"is small enough for Spark to broadcast (spark.sql.autoBroadcastJoinThreshold, $threshold bytes): it " +
       "aggregates partially right after its broadcast joins, and a pre-aggregate would add a shuffle")
     val read = rows(a.child) // the rows the aggregate reads now, after every join
-    // Rows before and after R's pre-aggregate, and the rows the other side's removes (0 where not aggregated).
-    val known = worth.flatMap(s => for {
-      in <- rows(s.rJoin)
-      out <- rows(s.pre) if out > 0
-      otherSaves <- s.other.fold[Option[BigInt]](Some(BigInt(0)))(o => rows(o.join).zip(rows(o.pre)).map { case (i, o) => i - o })
-    } yield (s, in, out, otherSaves))
+    val known = worth.flatMap(s => for (in <- rows(s.rJoin); out <- rows(s.pre) if out > 0) yield (s, in, out))
     if (known.nonEmpty && read.isDefined) {
       def reason(s: Split, in: BigInt, out: BigInt) = s"${what(s)}: estimated rows $in → $out " +
-        s"(${fmt(BigDecimal(in) / BigDecimal(out))}×)" + s.other.fold("")(o => (for (i <- rows(o.join); p <- rows(o.pre))
-          yield s" and $i → $p (${fmt(BigDecimal(i) / BigDecimal(p.max(1)))}×)").getOrElse("")) +
-        s" before joining ${if (s.other.isEmpty) names(graph, others(s)) else "them"} " +
+        s"(${fmt(BigDecimal(in) / BigDecimal(out))}×) before joining ${names(graph, others(s))} " +
         s"(the aggregate reads ${read.get} rows after the joins)"
       // Why a split does not pay, if it does not. When the other inputs filter R (a date range, a
       // selective dimension), the original aggregates only the rows that survive the joins, while
@@ -232,22 +234,25 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
         else if (!reduces(in, out)) Some(s"below spark.arrnf.EagerAggregation.minReduction ($minReduction)")
         else if (read.get * 2 < in) Some("the joins keep fewer than half of the pre-aggregate's input rows")
         else None
-      val paying = known.filter { case (_, in, out, _) => short(in, out).isEmpty }
+      val paying = known.filter { case (_, in, out) => short(in, out).isEmpty }
       if (paying.nonEmpty) {
-        val (s, in, out, _) = paying.maxBy { case (_, in, out, saves) => in - out + saves }
-        Right((s, reason(s, in, out)))
+        val (s, in, out) = paying.maxBy { case (_, in, out) => in - out }
+        val chosen = withOther(s)
+        Right((chosen, reason(chosen, in, out)))
       } else {
-        val (s, in, out, _) = known.maxBy { case (_, in, out, saves) => in - out + saves }
+        val (s, in, out) = known.maxBy { case (_, in, out) => in - out }
         Left(s"${reason(s, in, out)}; ${short(in, out).get}")
       }
-    } else if (minReduction == 0) Right((worth.head, s"${what(worth.head)} (estimates unknown; minReduction is 0)"))
-    else Left(s"the pre-aggregate's rows are unknown (${Try(estimator(if (read.isEmpty) a.child else worth.head.pre)
+    } else if (minReduction == 0) {
+      val chosen = withOther(worth.head)
+      Right((chosen, s"${what(chosen)} (estimates unknown; minReduction is 0)"))
+    } else Left(s"the pre-aggregate's rows are unknown (${Try(estimator(if (read.isEmpty) a.child else worth.head.pre)
       .source).getOrElse("unknown")})")
   }
 
-  /** The plans for one choice R of inputs to pre-aggregate where the law holds for it: the other
-   *  inputs joined as they are, and (where every function carries multiplicities) aggregated too. */
-  private def split(graph: JoinGraph, r: Seq[Int], group: Seq[Attribute], parts: Map[Expression, Partial]): Seq[Split] = {
+  /** The plan for one choice R of inputs to pre-aggregate, if the law holds for it: the other
+   *  inputs joined to R's pre-aggregate as they are. */
+  private def split(graph: JoinGraph, r: Seq[Int], group: Seq[Attribute], parts: Map[Expression, Partial]): Option[Split] = {
     val rSet = r.toSet
     val cross = graph.conds.filter { c =>
       val on = graph.inputsOf(c)
@@ -255,26 +260,28 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     }
     val needed = AttributeSet(group) ++ AttributeSet(cross.flatMap(_.references)) ++ AttributeSet(parts.values.flatMap(_.keys))
     val keys = r.flatMap(graph.inputs(_).output).filter(needed.contains)
-    val o = graph.inputs.indices.filterNot(rSet.contains)
-    val plain = for {
+    for {
       _ <- Option.when(cross.exists(JoinGraph.isEquality) && keys.forall(k => Partial.comparable(k.dataType)))(())
       (rJoin, rest) <- graph.rebuild(r) if rest.isEmpty
       pre = tagged(Aggregate(keys, keys ++ parts.values.toSeq.flatMap(_.inner), rJoin))
-      (top, left) <- graph.rebuild(o, Some((pre, rSet))) if left.isEmpty
-    } yield Split(r, keys, parts, pre, rJoin, top)
-    // The other inputs, joined among themselves, aggregated by their columns the grouping, a
-    // DISTINCT aggregate or a condition with R reads, counting their rows; then one join with R's.
-    val both = for {
-      s <- plain
-      _ <- Option.when(ArrnfConf.eagerOtherSide() != "never" && parts.values.forall(_.weighted.isDefined))(())
-      oKeys = o.flatMap(graph.inputs(_).output).filter(needed.contains)
-      _ <- Option.when(oKeys.forall(k => Partial.comparable(k.dataType)))(())
+      (top, left) <- graph.rebuild(graph.inputs.indices.filterNot(rSet.contains), Some((pre, rSet))) if left.isEmpty
+    } yield Split(r, keys, parts, pre, rJoin, top, needed, cross)
+  }
+
+  /** `s` with the other inputs aggregated too, if the law holds for that: joined among themselves,
+   *  aggregated by their columns the grouping, a DISTINCT aggregate or a condition with R reads,
+   *  counting their rows (every function must carry multiplicities); then one join with R's. */
+  private def aggregatingOthers(graph: JoinGraph, s: Split): Option[Split] = {
+    val o = graph.inputs.indices.filterNot(s.r.contains)
+    val oKeys = o.flatMap(graph.inputs(_).output).filter(s.needed.contains)
+    for {
+      _ <- Option.when(ArrnfConf.eagerOtherSide() != "never" && s.parts.values.forall(_.weighted.isDefined) &&
+        oKeys.forall(k => Partial.comparable(k.dataType)))(())
       (oJoin, rest) <- graph.rebuild(o) if rest.isEmpty
       count = Alias(Count(Literal(1)).toAggregateExpression(), "arrnf_rows")()
       oPre = tagged(Aggregate(oKeys, oKeys :+ count, oJoin))
-    } yield s.copy(top = Join(s.pre, oPre, Inner, cross.reduceOption(And), JoinHint.NONE),
+    } yield s.copy(top = Join(s.pre, oPre, Inner, s.cross.reduceOption(And), JoinHint.NONE),
       other = Some(Other(oKeys, count.toAttribute, oPre, oJoin)))
-    plain.toSeq ++ both
   }
 
   private def tagged(a: Aggregate): Aggregate = {
