@@ -34,7 +34,7 @@ import arrnf.rules.eager.{JoinGraph, Partial}
  *     γ[G; sum(r)](R ⋈k S)  =  γ[G; sum(r' · c)]( γ[k ∪ G_R; r' = sum(r)](R)  ⋈k  γ[k ∪ G_S; c = count(*)](S) )
  *
  * (`spark.arrnf.EagerAggregation.otherSide`: where S's rows are estimated to fall `minReduction`
- * times; S's inputs must join among themselves by equalities and its keys be binary-stable too).
+ * times; S must be one input of the join, its keys binary-stable too).
  *
  * {{{
  *   Aggregate [c_id, d_year], [c_id, d_year, sum(price) AS total#9]
@@ -268,15 +268,18 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     } yield Split(r, keys, parts, pre, rJoin, top, needed, cross)
   }
 
-  /** `s` with the other inputs aggregated too, if the law holds for that: joined among themselves,
-   *  aggregated by their columns the grouping, a DISTINCT aggregate or a condition with R reads,
-   *  counting their rows (every function must carry multiplicities); then one join with R's. */
+  /** `s` with the other side aggregated too, if the law holds for that: by its columns the grouping,
+   *  a DISTINCT aggregate or a condition with R reads, counting its rows (every function must carry
+   *  multiplicities); then one join with R's. The other side must be one input: several, joined
+   *  among themselves before R's rows meet them (two fact tables by customer and item, TPC-DS q25's
+   *  shape), can be a far larger join than any of the original's (the gate met one that ran for
+   *  half an hour at scale factor 0.01). */
   private def aggregatingOthers(graph: JoinGraph, s: Split): Option[Split] = {
     val o = graph.inputs.indices.filterNot(s.r.contains)
     val oKeys = o.flatMap(graph.inputs(_).output).filter(s.needed.contains)
     for {
-      _ <- Option.when(ArrnfConf.eagerOtherSide() != "never" && s.parts.values.forall(_.weighted.isDefined) &&
-        oKeys.forall(k => Partial.comparable(k.dataType)))(())
+      _ <- Option.when(ArrnfConf.eagerOtherSide() != "never" && o.size == 1 &&
+        s.parts.values.forall(_.weighted.isDefined) && oKeys.forall(k => Partial.comparable(k.dataType)))(())
       (oJoin, rest) <- graph.rebuild(o) if rest.isEmpty
       count = Alias(Count(Literal(1)).toAggregateExpression(), "arrnf_rows")()
       oPre = tagged(Aggregate(oKeys, oKeys :+ count, oJoin))

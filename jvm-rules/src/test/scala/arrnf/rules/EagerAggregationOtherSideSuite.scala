@@ -53,7 +53,7 @@ class EagerAggregationOtherSideSuite extends EagerAggregationPlanTest {
     }
   }
 
-  test("always: a star's two dimensions joined and aggregated together; a global aggregate") {
+  test("always: in a star, R takes one dimension so that the other side is one input; a global aggregate") {
     always {
       val input = sales.join(d1, Inner, Some(s1 === k1)).join(d2, Inner, Some(s2 === k2)).groupBy()(sum(amount).as("t"))
       val t = part(Sum(amount, ansi), "arrnf_sum")
@@ -62,6 +62,17 @@ class EagerAggregationOtherSideSuite extends EagerAggregationPlanTest {
       val (other, c) = counted(Seq(k2), d2)
       comparePlans(run(input), Aggregate(Nil, Seq(kept(input, "t", agg(Sum(Multiply(t.toAttribute, c, ansi), ansi)))),
         Aggregate(Seq(s2), Seq(s2, t), sales.join(d1, Inner, Some(s1 === k1))).join(other, Inner, Some(s2 === k2))))
+    }
+  }
+
+  test("always: a chain sales ⋈ d1 ⋈ d2 (d1 joins d2): the other side is never d1 ⋈ d2, only d2 after sales ⋈ d1") {
+    always {
+      val input = sales.join(d1, Inner, Some(s1 === k1)).join(d2, Inner, Some(k1 === k2)).groupBy()(sum(amount).as("t"))
+      val t = part(Sum(amount, ansi), "arrnf_sum")
+      // {sales} alone would leave d1 ⋈ d2 joined by themselves before sales' rows meet them
+      val (other, c) = counted(Seq(k2), d2)
+      comparePlans(run(input), Aggregate(Nil, Seq(kept(input, "t", agg(Sum(Multiply(t.toAttribute, c, ansi), ansi)))),
+        Aggregate(Seq(k1), Seq(k1, t), sales.join(d1, Inner, Some(s1 === k1))).join(other, Inner, Some(k1 === k2))))
     }
   }
 
