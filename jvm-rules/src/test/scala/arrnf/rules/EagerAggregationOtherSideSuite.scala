@@ -53,27 +53,25 @@ class EagerAggregationOtherSideSuite extends EagerAggregationPlanTest {
     }
   }
 
+  /** `sum(amount)` over sales ⋈ d1 ⋈ d2 joined by `d2Cond` (with `rKey`, the column of sales ⋈ d1
+   *  it reads): expected sales ⋈ d1 pre-aggregated by `rKey`, d2 by k2 counting its rows. */
+  private def globalSumOverD2(d2Cond: Expression, rKey: Attribute): Unit = always {
+    val input = sales.join(d1, Inner, Some(s1 === k1)).join(d2, Inner, Some(d2Cond)).groupBy()(sum(amount).as("t"))
+    val t = part(Sum(amount, ansi), "arrnf_sum")
+    val (other, c) = counted(Seq(k2), d2)
+    comparePlans(run(input), Aggregate(Nil, Seq(kept(input, "t", agg(Sum(Multiply(t.toAttribute, c, ansi), ansi)))),
+      Aggregate(Seq(rKey), Seq(rKey, t), sales.join(d1, Inner, Some(s1 === k1))).join(other, Inner, Some(d2Cond))))
+  }
+
   test("always: in a star, R takes one dimension so that the other side is one input; a global aggregate") {
-    always {
-      val input = sales.join(d1, Inner, Some(s1 === k1)).join(d2, Inner, Some(s2 === k2)).groupBy()(sum(amount).as("t"))
-      val t = part(Sum(amount, ansi), "arrnf_sum")
-      // d1 and d2 share no condition: no tree of them alone, so only the split {sales ⋈ d1} vs {d2}
-      // (and {sales ⋈ d2} vs {d1}) can aggregate the other side; the first such is taken.
-      val (other, c) = counted(Seq(k2), d2)
-      comparePlans(run(input), Aggregate(Nil, Seq(kept(input, "t", agg(Sum(Multiply(t.toAttribute, c, ansi), ansi)))),
-        Aggregate(Seq(s2), Seq(s2, t), sales.join(d1, Inner, Some(s1 === k1))).join(other, Inner, Some(s2 === k2))))
-    }
+    // d1 and d2 share no condition: no tree of them alone, so only the split {sales ⋈ d1} vs {d2}
+    // (and {sales ⋈ d2} vs {d1}) can aggregate the other side; the first such is taken.
+    globalSumOverD2(s2 === k2, s2)
   }
 
   test("always: a chain sales ⋈ d1 ⋈ d2 (d1 joins d2): the other side is never d1 ⋈ d2, only d2 after sales ⋈ d1") {
-    always {
-      val input = sales.join(d1, Inner, Some(s1 === k1)).join(d2, Inner, Some(k1 === k2)).groupBy()(sum(amount).as("t"))
-      val t = part(Sum(amount, ansi), "arrnf_sum")
-      // {sales} alone would leave d1 ⋈ d2 joined by themselves before sales' rows meet them
-      val (other, c) = counted(Seq(k2), d2)
-      comparePlans(run(input), Aggregate(Nil, Seq(kept(input, "t", agg(Sum(Multiply(t.toAttribute, c, ansi), ansi)))),
-        Aggregate(Seq(k1), Seq(k1, t), sales.join(d1, Inner, Some(s1 === k1))).join(other, Inner, Some(k1 === k2))))
-    }
+    // {sales} alone would leave d1 ⋈ d2 joined by themselves before sales' rows meet them
+    globalSumOverD2(k1 === k2, k1)
   }
 
   test("never, and cost without estimates: the other side is joined as it is") {

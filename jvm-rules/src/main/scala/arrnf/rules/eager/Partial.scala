@@ -67,10 +67,7 @@ private[rules] object Partial {
     if (a.filter.isDefined) return scala.util.Left(s"${a.sql} has a FILTER")
     if (a.mode != Complete) return scala.util.Left(s"${a.sql} is already partial")
     if (a.isDistinct) return distinct(a)
-    def part(f: AggregateFunction, name: String) = Alias(f.toAggregateExpression(), name)()
-    // `outer` for each multiplicity: none (the other side is not aggregated) or a count column.
-    def split(parts: Seq[Alias])(outer: Option[Attribute] => Expression) =
-      scala.util.Right(Partial(a, parts, outer(None), weighted = Some(c => outer(Some(c)))))
+    def split(parts: Seq[Alias])(outer: Option[Attribute] => Expression) = splitInto(a, parts)(outer)
     a.aggregateFunction match {
       case s: Sum =>
         val mode = s.evalContext.evalMode
@@ -104,6 +101,13 @@ private[rules] object Partial {
 
   private val Legacy = NumericEvalContext(EvalMode.LEGACY)
 
+  private def part(f: AggregateFunction, name: String): Alias = Alias(f.toAggregateExpression(), name)()
+
+  /** `a` split into `parts`, with `outer` for each multiplicity: none (the other side is not
+   *  aggregated) or a count column of the other side. */
+  private def splitInto(a: AggregateExpression, parts: Seq[Alias])(outer: Option[Attribute] => Expression) =
+    scala.util.Right(Partial(a, parts, outer(None), weighted = Some(c => outer(Some(c)))))
+
   /**
    * `sum(part)`, or `sum(part * c)` where each row stands for `c` rows. A part times its multiplicity
    * is a sum of the original's values over the joined rows it stands for: it overflows only where
@@ -124,14 +128,12 @@ private[rules] object Partial {
   private def average(a: AggregateExpression, avg: Average): Either[String, Partial] = {
     val mode = avg.evalMode
     val context = NumericEvalContext(mode)
-    def part(f: AggregateFunction, name: String) = Alias(f.toAggregateExpression(), name)()
     lazy val sum = part(Sum(avg.child, context), "arrnf_sum")
     lazy val count = part(Count(Seq(avg.child)), "arrnf_count")
     // Spark's Average divides with its LEGACY mode: a group without values is NULL, not an error.
     def mean(total: Expression, w: Option[Attribute]) = Divide(Cast(total, DoubleType),
       Cast(sumOf(count.toAttribute, Legacy, w), DoubleType), Legacy)
-    def split(outer: Option[Attribute] => Expression) =
-      scala.util.Right(Partial(a, Seq(sum, count), outer(None), weighted = Some(c => outer(Some(c)))))
+    def split(outer: Option[Attribute] => Expression) = splitInto(a, Seq(sum, count))(outer)
     avg.child.dataType match {
       case _ if mode == EvalMode.TRY => scala.util.Left(s"${a.sql} is try_avg")
       case ByteType | ShortType | IntegerType => split(w => mean(sumOf(sum.toAttribute, context, w), w))

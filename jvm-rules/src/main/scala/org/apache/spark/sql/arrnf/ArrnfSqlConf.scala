@@ -53,12 +53,7 @@ object ArrnfSqlConf {
     .checkValue(v => v == 0 || v >= 1, "must be 0 (fire wherever the law holds) or a factor of 1 or more")
     .createWithDefault(EagerMinReductionDefault)
 
-  def eagerMinReduction(conf: SQLConf): Double =
-    try conf.getConf(EagerMinReduction) catch {
-      case e: IllegalArgumentException =>
-        throw new IllegalArgumentException(s"${EagerMinReduction.key} must be 0 or a factor of 1 or more, not " +
-          s"'${conf.getConfString(EagerMinReduction.key, "")}'; unset it for the default $EagerMinReductionDefault", e)
-    }
+  def eagerMinReduction(conf: SQLConf): Double = checked(conf, EagerMinReduction, "0 or a factor of 1 or more")
 
   val EagerOtherSideDefault = "cost"
 
@@ -73,12 +68,7 @@ object ArrnfSqlConf {
     .checkValues(Set("cost", "never", "always"))
     .createWithDefault(EagerOtherSideDefault)
 
-  def eagerOtherSide(conf: SQLConf): String =
-    try conf.getConf(EagerOtherSide) catch {
-      case e: IllegalArgumentException =>
-        throw new IllegalArgumentException(s"${EagerOtherSide.key} must be cost, never or always, not " +
-          s"'${conf.getConfString(EagerOtherSide.key, "")}'; unset it for the default $EagerOtherSideDefault", e)
-    }
+  def eagerOtherSide(conf: SQLConf): String = checked(conf, EagerOtherSide, "cost, never or always")
 
   val ExplainSqlUi: ConfigEntry[Boolean] = SQLConf.buildConf("spark.arrnf.explain.sqlUi")
     .doc("Also build the ArrNF section for the plan description Spark records for every executed " +
@@ -123,10 +113,14 @@ object ArrnfSqlConf {
 
   /** The minimum saving; a bad value set before the entries were registered throws, saying what to do. */
   def factorizeMinSaving(conf: SQLConf): Double =
-    try conf.getConf(FactorizeMinSaving) catch {
+    checked(conf, FactorizeMinSaving, "a number from 0 to 1 (a share of the estimated cost)")
+
+  /** `entry`'s value; one set before the extension registered its settings (so not checked by `SET`)
+   *  and out of range throws, saying what the setting takes and how to get its default. */
+  private def checked[T](conf: SQLConf, entry: ConfigEntry[T], takes: String): T =
+    try conf.getConf(entry) catch {
       case e: IllegalArgumentException =>
-        throw new IllegalArgumentException(s"${FactorizeMinSaving.key} must be a number from 0 to 1 (a share of " +
-          s"the estimated cost), not '${conf.getConfString(FactorizeMinSaving.key, "")}'; unset it for the default " +
-          s"$FactorizeMinSavingDefault", e)
+        throw new IllegalArgumentException(s"${entry.key} must be $takes, not '${conf.getConfString(entry.key, "")}'; " +
+          s"unset it for the default ${entry.defaultValueString}", e)
     }
 }
