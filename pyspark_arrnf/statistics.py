@@ -3,11 +3,13 @@
 Without it, rows are known only where metadata states them (Parquet footers, catalog statistics,
 cached data); above a filter on columns without statistics they are ``unknown``. The pass runs one
 aggregate job per table (row count; per column a HyperLogLog distinct count, NULL count, and
-min/max of numbers and dates) and is kept in the JVM for the files it read, ignored once they change.
+min/max of numbers and dates) and one sampling job (2,000 rows drawn uniformly, every row of a smaller
+table, for filters Spark's estimation does not cover such as ``LIKE``), kept in the JVM for the files
+it read, ignored once they change.
 After it, blocks read ``rows≈… (estimate: file metadata, sketch)``.
 
->>> statistics(spark, ["lineitem", "orders"])            # doctest: +SKIP
-['lineitem: 60175 rows, 16 columns sketched (1 files)', 'orders: 15000 rows, 9 columns sketched (1 files)']
+>>> statistics(spark, ["nation", "region"])               # doctest: +SKIP
+['nation: 25 rows, 4 columns sketched, 25 rows sampled (1 files)', 'region: 5 rows, 3 columns sketched, 5 rows sampled (1 files)']
 >>> print(arrnf(query, spark))                            # doctest: +SKIP
 """
 from __future__ import annotations

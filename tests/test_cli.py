@@ -395,14 +395,14 @@ def test_stats_prints_a_line_per_table(spark, small_tables, no_sketches, capsys)
     assert main(["stats", "--tables", str(small_tables)]) == 0
     out, err = capsys.readouterr()
     lines = out.splitlines()
-    assert lines[:2] == ["nation: 25 rows, 4 columns sketched (1 files)", "region: 5 rows, 3 columns sketched (1 files)"]
+    assert lines[:2] == ["nation: 25 rows, 4 columns sketched, 25 rows sampled (1 files)", "region: 5 rows, 3 columns sketched, 5 rows sampled (1 files)"]
     assert len(lines) == 3 and re.fullmatch(r"-- sketch pass: 2 tables in \d+\.\d s", lines[2]), out
     assert err.splitlines() == [f"arrnf: warning: table broken skipped: {small_tables / 'broken.parquet'}: "
                                 "not a readable Parquet file (Parquet magic bytes not found in footer. Either "
                                 "the file is corrupted or this is not a parquet file.)"]
     assert main(["stats", "--tables", str(small_tables), "REGION"]) == 0  # a name as Spark takes it
     out, err = capsys.readouterr()
-    assert out.splitlines()[0] == "region: 5 rows, 3 columns sketched (1 files)" and len(out.splitlines()) == 2
+    assert out.splitlines()[0] == "region: 5 rows, 3 columns sketched, 5 rows sampled (1 files)" and len(out.splitlines()) == 2
     assert re.fullmatch(r"-- sketch pass: 1 table in \d+\.\d s", out.splitlines()[1]) and err == ""
 
 
@@ -453,5 +453,5 @@ def test_stats_on_a_table_that_fails_when_read_says_why_and_exits_1(spark, tmp_p
     out, err = capsys.readouterr()
     lines = out.splitlines()
     assert lines[0].startswith("bad: not sketched: [FAILED_READ_FILE") and str(folder / "bad.parquet") in lines[0]
-    assert lines[1] == "good: 10 rows, 2 columns sketched (1 files)" and lines[2].startswith("-- sketch pass: 2 tables")
+    assert lines[1] == "good: 10 rows, 2 columns sketched, 10 rows sampled (1 files)" and lines[2].startswith("-- sketch pass: 2 tables")
     assert err.splitlines() == [f"arrnf: the sketch pass failed on 1 of 2 tables: {lines[0]}"]

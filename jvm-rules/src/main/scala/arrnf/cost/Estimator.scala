@@ -3,10 +3,10 @@ package arrnf.cost
 import scala.jdk.CollectionConverters._
 import scala.util.Try
 
-import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, AttributeSet, BinaryComparison, Equality, Expression, In, InSet, IsNotNull, IsNull, Literal, Not, Or}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeMap, AttributeSet, BinaryComparison, DayOfMonth, DayOfWeek, DayOfYear, Equality, ExprId, Expression, GetDateField, In, InSet, IsNotNull, IsNull, Literal, Month, NamedExpression, Not, Or, Quarter, SubqueryExpression, WeekDay, Year}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, LeftAnti, LeftSemi}
-import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Expand, Filter, Join, LeafNode, LogicalPlan, RepartitionOperation, Sort, Statistics, UnaryNode, Window}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Deduplicate, Distinct, Except, Expand, Filter, GlobalLimit, Intersect, Join, LeafNode, LocalLimit, LogicalPlan, Project, RepartitionOperation, Sample, Sort, Statistics, UnaryNode, Union, Window}
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.internal.SQLConf
@@ -91,6 +91,71 @@ object Estimator {
     else {
       val kept = 1.0 - math.exp((m.toDouble / d.toDouble) * math.log1p(-(n.toDouble / m.toDouble)))
       BigDecimal(d.toDouble * kept).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(d).min(n).max(1)
+    }
+
+  /**
+   * Column statistics of a projection's computed columns, which Spark's estimation drops (it keeps
+   * only columns and their aliases), from `in`, its input's statistics: a date's year, quarter,
+   * month, day or weekday takes the values its range spans (no more than the date's distinct
+   * count); any other deterministic expression of counted columns at most their combinations and
+   * the rows (as if it kept every difference: an upper estimate). Its NULLs: none where it cannot
+   * be NULL, else its arguments' NULLs.
+   *
+   * {{{
+   *   year(d_date) over dates 1900-01-02 .. 2100-01-01 (73,049 values): 201 values
+   *   ss_quantity - coalesce(sr_return_quantity, 0): min(100 * 101, rows) values
+   * }}}
+   */
+  def derivedColumns(list: Seq[NamedExpression], in: Statistics): Seq[(Attribute, ColumnStat)] = list.flatMap {
+    case al @ Alias(e, _) if !e.isInstanceOf[Attribute] && e.deterministic && e.references.nonEmpty &&
+        !SubqueryExpression.hasSubquery(e) =>
+      val refs = e.references.toSeq.map(a => in.attributeStats.get(a))
+      if (!refs.forall(_.exists(s => s.distinctCount.isDefined && s.nullCount.isDefined))) None
+      else {
+        val stats = refs.flatten
+        val combinations = stats.map(_.distinctCount.get).product
+        def span(days: Int, lo: java.time.LocalDate, hi: java.time.LocalDate): BigInt = e match {
+          case _: Year => hi.getYear - lo.getYear + 1
+          case _: Quarter => math.min(4, (hi.getYear - lo.getYear) * 4 + (hi.getMonthValue - 1) / 3 - (lo.getMonthValue - 1) / 3 + 1)
+          case _: Month => math.min(12, (hi.getYear - lo.getYear) * 12 + hi.getMonthValue - lo.getMonthValue + 1)
+          case _: DayOfMonth => math.min(31, days)
+          case _: DayOfWeek | _: WeekDay => math.min(7, days)
+          case _: DayOfYear => math.min(366, days)
+          case _ => combinations
+        }
+        val byRange = e match {
+          case f: GetDateField if f.children.head.isInstanceOf[Attribute] && f.children.head.dataType == DateType =>
+            for {
+              s <- stats.headOption
+              lo <- s.min.collect { case d: Int => d }
+              hi <- s.max.collect { case d: Int => d }
+            } yield span(hi - lo + 1, java.time.LocalDate.ofEpochDay(lo), java.time.LocalDate.ofEpochDay(hi))
+          case _ => None
+        }
+        val distinct = byRange.getOrElse(combinations).min(combinations).min(in.rowCount.getOrElse(combinations)).max(1)
+        Some(al.toAttribute -> ColumnStat(distinctCount = Some(distinct),
+          nullCount = Some(if (!e.nullable) BigInt(0) else stats.map(_.nullCount.get).sum.min(in.rowCount.getOrElse(BigInt(Long.MaxValue))))))
+      }
+    case _ => None
+  }
+
+  /**
+   * Column statistics of a UNION ALL's output from its inputs' (`inputs`: each input's columns in
+   * the union's order, with its statistics), which Spark's estimation does not derive beyond
+   * ranges: NULLs add up; the distinct values lie between the most any input holds (every value
+   * in the others too) and their sum (no value in two inputs), and the estimate is the geometric
+   * mean of the two, so within a factor √k of the truth for k inputs.
+   */
+  def unionColumns(output: Seq[Attribute], inputs: Seq[(Seq[Attribute], Statistics)]): Seq[(Attribute, ColumnStat)] =
+    output.indices.flatMap { i =>
+      val per = inputs.map { case (out, st) => st.attributeStats.get(out(i)) }
+      if (!per.forall(_.exists(s => s.distinctCount.isDefined && s.nullCount.isDefined))) None
+      else {
+        val counts = per.flatten.map(_.distinctCount.get)
+        val mean = BigDecimal(math.sqrt(counts.max.toDouble * counts.sum.toDouble)).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
+        Some(output(i) -> ColumnStat(distinctCount = Some(mean.max(counts.max).min(counts.sum)),
+          nullCount = Some(per.flatten.map(_.nullCount.get).sum)))
+      }
     }
 
   def isSemi(j: Join): Boolean = j.joinType match {
@@ -291,7 +356,10 @@ final class Estimator {
               }
               // Rows known from no statistics below are the plan's own (a global aggregate's one row).
               note(p, rows, if (rows.isEmpty) unknownBelow(p).getOrElse(NoColumnStatistics)
-                else kept.getOrElse(if (below.isEmpty) PlanShape else "estimate: " + below.toSeq.sorted.mkString(", ")))
+                else kept.getOrElse {
+                  val sources = sourcesBelow.getOrElse(p, below)
+                  if (sources.isEmpty) PlanShape else "estimate: " + sources.toSeq.sorted.mkString(", ")
+                })
               result
             }
             // Statistics Spark does not derive, carried by a leaf standing for the node.
@@ -324,7 +392,17 @@ final class Estimator {
                     else EstimatedNode(copied, out.copy(attributeStats = AttributeMap(columns))))
               }
             val in = Try(children.head.stats).toOption
+            lazy val bySample = p match {
+              case f: Filter => Try(fromSample(f, in)).toOption.flatten
+              case _ => None
+            }
             p match {
+              // A filter Spark cannot estimate directly over a sampled table: the share of the
+              // sample's rows it keeps.
+              case f: Filter if !Try(Estimator.estimable(f.condition, children.head.stats.attributeStats,
+                  children.head.isInstanceOf[LeafNode])).getOrElse(false) && bySample.isDefined =>
+                sourcesBelow.put(p, below + "sample")
+                ours(bySample.get.copy(sizeInBytes = size))
               // Spark assumes a predicate it cannot estimate keeps every row: that is no estimate.
               case f: Filter if !Try(Estimator.estimable(f.condition, children.head.stats.attributeStats,
                   children.head.isInstanceOf[LeafNode])).getOrElse(false) =>
@@ -348,6 +426,39 @@ final class Estimator {
               // not test taken as a random share of the rows, not scaled down with them.
               case f: Filter => sampled(copied, f.condition.references, children)
               case j: Join if j.joinType == Inner => sampled(copied, AttributeSet(j.condition.toSeq.flatMap(_.references)), children)
+              // Computed columns, which Spark's estimation drops.
+              case pr: Project if in.exists(_.rowCount.isDefined) =>
+                val derived = Try(Estimator.derivedColumns(pr.projectList, in.get)).getOrElse(Nil)
+                Try(copied.stats).toOption.filter(_.rowCount.isDefined) match {
+                  case Some(out) if derived.nonEmpty =>
+                    estimated(out.rowCount, EstimatedNode(copied, out.copy(attributeStats = AttributeMap(out.attributeStats.toSeq ++ derived))))
+                  case out => estimated(out.flatMap(_.rowCount), copied)
+                }
+              // A UNION ALL's columns, which Spark's estimation counts no values of.
+              case u: Union if children.forall(c => Try(c.stats.rowCount).toOption.flatten.isDefined) =>
+                val stats = children.map(_.stats)
+                val columns = Try(Estimator.unionColumns(u.output, children.map(_.output).zip(stats))).getOrElse(Nil)
+                val spark = Try(copied.stats).toOption
+                ours(Statistics(sizeInBytes = size, rowCount = Some(stats.map(_.rowCount.get).sum), attributeStats = AttributeMap(
+                  columns.map { case (a, c) =>
+                    a -> spark.flatMap(_.attributeStats.get(a)).fold(c)(r => c.copy(min = r.min, max = r.max))
+                  })))
+              // Groups of columns that come from one table's rows: no more than those rows.
+              // Groups by computed expressions, which Spark's estimation does not count.
+              case a: Aggregate if a.groupingExpressions.nonEmpty =>
+                val spark = Try(copied.stats).toOption.filter(_.rowCount.isDefined)
+                def scaled(columns: Seq[(Attribute, ColumnStat)], b: BigInt) = AttributeMap(columns.map {
+                  case (c, s) => c -> s.copy(distinctCount = s.distinctCount.map(_.min(b)), nullCount = s.nullCount.map(_.min(b)))
+                })
+                (spark, in.flatMap(i => Try(groupBound(a, i)).toOption.flatten)) match {
+                  case (Some(out), Some(b)) if b < out.rowCount.get =>
+                    ours(out.copy(sizeInBytes = size, rowCount = Some(b), attributeStats = scaled(out.attributeStats.toSeq, b)))
+                  case (None, Some(b)) =>
+                    // the grouping columns passed through keep their statistics, as in Spark's estimate
+                    val passed = a.output.flatMap(o => in.get.attributeStats.get(o).map(o -> _))
+                    ours(Statistics(sizeInBytes = size, rowCount = Some(b), attributeStats = scaled(passed, b)))
+                  case _ => estimated(spark.flatMap(_.rowCount), copied)
+                }
               case _ => estimated(Try(copied.stats.rowCount).toOption.flatten, copied)
             }
         }
@@ -355,6 +466,81 @@ final class Estimator {
         c
       }
       copy(root)
+    }
+  }
+
+  /**
+   * An upper bound on the groups of `a` (its input's statistics `in`) that Spark's estimate (the
+   * product of the grouping columns' distinct counts) does not see: columns that come from the
+   * rows of one subtree over a single table (a dimension, filtered) take at most as many
+   * combinations of values as that subtree has rows, however many values each column has. TPC-DS
+   * q3 groups by item's brand id and brand, two columns of the same items: their combinations are
+   * the items kept, not the product of both columns' distinct counts. None where a grouping column
+   * has no distinct count or no subtree's rows are known.
+   */
+  private def groupBound(a: Aggregate, in: Statistics): Option[BigInt] = {
+    val groups = a.groupingExpressions
+    def distinct(e: Expression): Option[BigInt] = {
+      val stat = e match {
+        case c: Attribute => in.attributeStats.get(c)
+        case _ => Estimator.derivedColumns(Seq(Alias(e, "group")()), in).headOption.map(_._2)
+      }
+      stat.flatMap(s => s.distinctCount.map(d => if (s.nullCount.forall(_ > 0)) d + 1 else d))
+    }
+    val counts = groups.map(distinct)
+    if (groups.isEmpty || in.rowCount.isEmpty || !counts.forall(_.isDefined)) return None
+    val from = origins(a.child)
+    // The subtree a grouping expression's columns all come from, if one.
+    def subtree(e: Expression): Option[LogicalPlan] = {
+      val of = e.references.toSeq.map(r => from.get(r.exprId))
+      if (of.isEmpty || !of.forall(_.isDefined)) None
+      else Some(of.flatten).filter(ts => ts.forall(_ eq ts.head)).map(_.head)
+    }
+    val placed = groups.zip(counts.flatten).map { case (e, n) => (subtree(e), n) }
+    val parts = placed.collect { case (Some(t), n) => (t, n) }.groupBy(x => System.identityHashCode(x._1)).values.toSeq.map { ts =>
+      val product = ts.map(_._2).product
+      // A NULL-extended row of an outer join holds none of the subtree's rows: one more combination.
+      Option(known.get(ts.head._1)).flatMap(_.rows).fold(product)(r => product.min(r + 1))
+    }
+    val product = (parts ++ placed.collect { case (None, n) => n }).product
+    Some(product.min(in.rowCount.get).max(1))
+  }
+
+  /** The subtree over a single table that each output column of `p` is taken from, where one is:
+   *  the largest such subtree, whose every output row is one of its rows' columns. */
+  private def origins(p: LogicalPlan): Map[ExprId, LogicalPlan] = {
+    if (leavesUnder(p) == 1) return p.output.map(_.exprId -> p).toMap
+    lazy val ids = p.output.map(_.exprId).toSet
+    def passed(m: Map[ExprId, LogicalPlan]) = m.filter { case (id, _) => ids.contains(id) }
+    p match {
+      case Project(list, child) =>
+        val m = origins(child)
+        list.flatMap {
+          case c: Attribute => m.get(c.exprId).map(c.exprId -> _)
+          case al @ Alias(c: Attribute, _) => m.get(c.exprId).map(al.exprId -> _)
+          case _ => None
+        }.toMap
+      case j: Join if Estimator.isSemi(j) => passed(origins(j.left))
+      case _: Join | _: Filter | _: Aggregate | _: Window | _: Sort | _: RepartitionOperation | _: Expand |
+           _: LocalLimit | _: GlobalLimit | _: Sample | _: Deduplicate | _: Distinct | _: Intersect | _: Except =>
+        // Columns passed through by expression id hold their input row's values (the left side's
+        // for INTERSECT and EXCEPT, whose rows are left rows); a UNION's are not one input's.
+        passed(p match {
+          case _: Intersect | _: Except => origins(p.children.head)
+          case _ => p.children.map(origins).foldLeft(Map.empty[ExprId, LogicalPlan])(_ ++ _)
+        })
+      case _ => Map.empty
+    }
+  }
+
+  private val leafCounts = new java.util.IdentityHashMap[LogicalPlan, Integer]()
+  private def leavesUnder(p: LogicalPlan): Int = {
+    val known = leafCounts.get(p)
+    if (known != null) known
+    else {
+      val n = if (p.children.isEmpty) 1 else p.children.map(leavesUnder).sum
+      leafCounts.put(p, n)
+      n
     }
   }
 
@@ -406,8 +592,40 @@ final class Estimator {
     }
   }
 
+  // The sketch's sample of each file relation estimated (by the plan's node).
+  private val samples = new java.util.IdentityHashMap[LogicalPlan, Sketches.Sample]()
+
+  /**
+   * The statistics of `f`, a filter over a sampled table whose rows `in` states, from the share of
+   * the sample it keeps: the rows scaled by that share (exact where the sample is the whole table;
+   * half a sampled row's worth where no sampled row passes); the distinct values of the columns it
+   * tests by the share of their sampled values kept, the others as a random share of the rows.
+   */
+  private def fromSample(f: Filter, in: Option[Statistics]): Option[Statistics] = for {
+    sample <- Option(samples.get(f.child))
+    stats <- in
+    m <- stats.rowCount
+    kept <- sample.share(f.condition, f.child.output)
+  } yield {
+    val n: BigInt =
+      if (kept.whole && BigInt(kept.size) == m) BigInt(kept.kept)
+      else (BigDecimal(m) * BigDecimal(math.max(kept.kept.toDouble, 0.5)) / BigDecimal(math.max(kept.size, 1)))
+        .setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(m)
+    val tested = f.condition.references
+    Statistics(sizeInBytes = stats.sizeInBytes, rowCount = Some(n), attributeStats = AttributeMap(stats.attributeStats.toSeq.map {
+      case (a, s) =>
+        val share = kept.distinctShare.get(a.name.toLowerCase(java.util.Locale.ROOT)).filter(_ => tested.contains(a))
+        a -> s.copy(
+          distinctCount = s.distinctCount.map(d => share.fold(Estimator.distinctIn(d, m, n))(x =>
+            BigDecimal(d.toDouble * x).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.max(1)).min(n)),
+          nullCount = s.nullCount.map(c => (BigDecimal(c) * BigDecimal(n) / BigDecimal(m.max(1)))
+            .setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(n)))
+    }))
+  }
+
   private def fileStatistics(r: LogicalRelation, h: HadoopFsRelation, own: Statistics): (Statistics, String) = {
     val facts = RelationStatistics.of(h, org.apache.spark.sql.arrnf.ArrnfSqlConf.maxFooterFiles(SQLConf.get))
+    facts.sample.foreach(samples.put(r, _))
     val columns = AttributeMap(r.output.flatMap(a => facts.columns.get(a.name.toLowerCase(java.util.Locale.ROOT)).map(a -> _)))
     if (facts.rows.isEmpty) (own, facts.source)
     else (own.copy(rowCount = facts.rows, attributeStats = columns), facts.source)

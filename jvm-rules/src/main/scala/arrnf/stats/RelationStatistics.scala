@@ -20,7 +20,8 @@ object RelationStatistics {
 
   /** Rows and column statistics by lower-case column name; `source` says where they come from, or
    *  why the rows are unknown ("unknown: …"). */
-  final case class Facts(rows: Option[BigInt], columns: Map[String, ColumnStat], source: String)
+  final case class Facts(rows: Option[BigInt], columns: Map[String, ColumnStat], source: String,
+      sample: Option[Sketches.Sample] = None)
 
   private final case class Key(relation: String, files: Seq[FileFacts.FileKey], sketches: Long, maxUnread: Int)
 
@@ -46,15 +47,16 @@ object RelationStatistics {
     lazy val conf = Try(SparkSession.active.sessionState.newHadoopConf()).getOrElse(new org.apache.hadoop.conf.Configuration())
     val sketch = Try(Sketches.of(h, FileFacts.keysOf(listed))).toOption.flatten
     val columns = sketch.flatMap(_.toOption).map(_.columns)
+    val sample = sketch.flatMap(_.toOption).map(_.sample)
     val staleNote = sketch.flatMap(_.left.toOption).map(w => s"; $w").getOrElse("")
     (try FileFacts.footers(h, listed, conf, maxUnread) catch { case NonFatal(e) => Left(e.toString) }) match {
       case Right(f) =>
         // Without a sketch, the footers' exact NULL counts (enough for Spark's IS NOT NULL estimate).
         Facts(Some(BigInt(f.rows)),
           columns.getOrElse(f.nullCounts.map { case (n, c) => n -> ColumnStat(nullCount = Some(BigInt(c))) }),
-          if (columns.isDefined) "file metadata, sketch" else "file metadata" + staleNote)
+          if (columns.isDefined) "file metadata, sketch" else "file metadata" + staleNote, sample)
       case Left(why) => sketch.flatMap(_.toOption) match {
-        case Some(s) => Facts(Some(BigInt(s.rows)), s.columns, "sketch")
+        case Some(s) => Facts(Some(BigInt(s.rows)), s.columns, "sketch", Some(s.sample))
         case None => Facts(None, Map.empty, s"unknown: $why$staleNote")
       }
     }

@@ -61,10 +61,10 @@ class EstimatorSuite extends ArrnfSparkSuite {
     val filtered = arranged(program("SELECT f.id FROM est_fact f JOIN est_dim d ON f.k = d.id WHERE f.s = '3'"))
       .map(_.cost).find(_.values.contains("id")).get
     assert(filtered.rows.exists(r => r >= 1000 && r <= 4000) && filtered.source == "estimate: file metadata, sketch", filtered)
-    // LIKE is not estimated by Spark (it would count every row as kept): unknown, not a guess
+    // LIKE is not estimated by Spark (it would count every row as kept): estimated from the sample
     val like = arranged(program("SELECT f.id FROM est_fact f JOIN est_dim d ON f.k = d.id WHERE f.s LIKE '%3%'"))
       .map(_.cost).find(_.values.contains("id")).get
-    assert(like.rows.isEmpty && like.source == Estimator.UnestimatedFilter, like)
+    assert(like.rows.exists(r => r >= 1600 && r <= 2400) && like.source == "estimate: file metadata, sketch, sample", like)
     val joined = program("SELECT f.id, d.s FROM est_fact f JOIN est_dim d ON f.k = d.id WHERE d.s = '1'")
     arranged(joined).foreach { b =>
       assert(b.cost.rows.isDefined, b)
@@ -132,6 +132,60 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(Estimator.distinctIn(100, 20000, 20000) == 100)
     assert(Estimator.distinctIn(1000, 2000, 10) == 10) // never more than the rows
     assert(Estimator.distinctIn(5, 1000000, 1) == 1)
+  }
+
+  test("a filter Spark cannot estimate (LIKE, functions) over a sketched table: the share of its sample the filter keeps") {
+    Seq("est_fact", "est_dim").foreach(t => assert(Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t)
+      .matches(".*columns sketched, \\d+ rows sampled.*")))
+    def rows(sql: String): Cost = arranged(program(sql)).map(_.cost).find(_.values.contains("id")).get
+    // est_dim's 100 rows are sampled whole: the share is exact
+    val small = arranged(program("SELECT f.id FROM est_fact f JOIN (SELECT id FROM est_dim WHERE s LIKE '3%') d ON f.k = d.id"))
+      .map(_.cost).find(c => keyedBy(c, "id")).get
+    assert(small.rows.contains(10L) && small.source == "estimate: file metadata, sketch, sample", small)
+    // est_fact's 20,000 rows: about 2,000 sampled, s = '3' on a tenth of them (2,000 rows)
+    val large = rows("SELECT f.id FROM (SELECT id, k FROM est_fact WHERE substr(s, 1, 1) = '3') f JOIN est_dim d ON f.k = d.id")
+    assert(large.rows.exists(r => r >= 1600 && r <= 2400) && large.source == "estimate: file metadata, sketch, sample", large)
+    // no sampled row passes: half a sampled row's worth, not zero
+    val none = rows("SELECT f.id FROM (SELECT id, k FROM est_fact WHERE s LIKE 'x%') f JOIN est_dim d ON f.k = d.id")
+    assert(none.rows.exists(r => r >= 1 && r <= 10), none)
+    // a non-deterministic filter is no share of anything
+    val random = rows("SELECT f.id FROM (SELECT id, k FROM est_fact WHERE rand() < 0.5 AND s LIKE '3%') f JOIN est_dim d ON f.k = d.id")
+    assert(random.rows.isEmpty && random.source == Estimator.UnestimatedFilter, random)
+  }
+
+  test("an aggregate's groups over columns of one table's rows are no more than those rows") {
+    Seq("est_fact", "est_dim").foreach(t => Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t))
+    def groups(sql: String): Cost = program(sql).blocks.last.cost
+    // d.k (100 values) and d.s (10) are columns of est_dim's 100 rows: at most 100 combinations (+1
+    // for NULLs), where Spark multiplies the distinct counts (1,000)
+    val one = groups("SELECT d.k, d.s, count(*) FROM est_fact f JOIN est_dim d ON f.k = d.id GROUP BY d.k, d.s")
+    assert(spark.sql("SELECT d.k, d.s FROM est_fact f JOIN est_dim d ON f.k = d.id GROUP BY d.k, d.s").count() == 100)
+    assert(one.rows.exists(r => r >= 100 && r <= 101) && one.source == "estimate: file metadata, sketch", one)
+    // through a filter of the dimension: its kept rows bound the combinations
+    val filtered = groups("SELECT d.k, d.s, count(*) FROM est_fact f JOIN est_dim d ON f.k = d.id WHERE d.id < 30 GROUP BY d.k, d.s")
+    assert(filtered.rows.exists(r => r >= 20 && r <= 40), filtered)
+    // columns of two tables: each table's rows bound only its own columns (f.id: 20,000 values)
+    val two = groups("SELECT f.id, d.s, count(*) FROM est_fact f JOIN est_dim d ON f.k = d.id GROUP BY f.id, d.s")
+    assert(two.rows.exists(_ >= 18000), two) // f.id's HyperLogLog count, about 20,000
+  }
+
+  test("computed columns and a UNION ALL's columns get the distinct counts Spark's estimation drops") {
+    spark.range(1000).selectExpr("id", "date_add(DATE'2000-01-01', CAST(id AS INT)) AS d", "id % 10 AS k")
+      .write.mode("overwrite").parquet(s"$dir/est_dates")
+    spark.read.parquet(s"$dir/est_dates").createOrReplaceTempView("est_dates")
+    Seq("est_dates", "est_fact").foreach(t => Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t))
+    def groups(sql: String): Cost = program(sql).blocks.last.cost
+    // 1,000 days from 2000-01-01 span three years (and twelve months)
+    val years = groups("SELECT year(d), count(*) FROM est_dates GROUP BY year(d)")
+    assert(years.rows.contains(3L) && years.source == "estimate: file metadata, sketch", years)
+    assert(groups("SELECT y, count(*) FROM (SELECT year(d) AS y FROM est_dates) GROUP BY y").rows.contains(3L))
+    assert(groups("SELECT month(d), count(*) FROM est_dates GROUP BY month(d)").rows.contains(12L))
+    // an expression of two columns: at most their combinations and the rows
+    val mixed = groups("SELECT k * 10000 + year(d), count(*) FROM est_dates GROUP BY k * 10000 + year(d)")
+    assert(mixed.rows.exists(r => r >= 30 && r <= 1000), mixed)
+    // k: 10 values in est_dates, 100 in est_fact (the same 10 among them): between 100 and 110
+    val union = groups("SELECT k, count(*) FROM (SELECT k FROM est_dates UNION ALL SELECT k FROM est_fact) GROUP BY k")
+    assert(union.rows.exists(r => r >= 100 && r <= 110), union)
   }
 
   test("a sketch taken before the files changed is stale: not used, and the source says why") {
