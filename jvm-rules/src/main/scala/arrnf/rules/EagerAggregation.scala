@@ -179,8 +179,16 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
         // R holds what the split functions read; a DISTINCT one reads its values above the join.
         val read = graph.inputsOf(AttributeSet(aggs.filterNot(_.isDistinct).flatMap(_.aggregateFunction.references)))
         val all = graph.inputs.indices
-        (1 until all.size).iterator.flatMap(n => all.combinations(n))
-          .filter(r => read.subsetOf(r.toSet)).flatMap(r => split(graph, r, group, parts)).toSeq
+        val rs = (1 until all.size).iterator.flatMap(n => all.combinations(n)).filter(r => read.subsetOf(r.toSet)).toSeq
+        // Only the splits [[choose]] may take are built (building each costs two plans): those
+        // joining some input Spark would not broadcast after R, or every one where the other side
+        // may be aggregated regardless (always), else the first that holds (to name it in the reason).
+        val worth = rs.filterNot(r => allBroadcast(graph, all.diff(r)))
+        if (ArrnfConf.eagerOtherSide() == "always" || ArrnfConf.eagerMinReduction() == 0) rs.flatMap(r => split(graph, r, group, parts))
+        else worth.flatMap(r => split(graph, r, group, parts)) match {
+          case Seq() => rs.iterator.flatMap(r => split(graph, r, group, parts)).nextOption().toSeq
+          case some => some
+        }
       }
       _ <- check(splits.nonEmpty, "no split of the joined inputs where the law holds")
     } yield splits
@@ -214,11 +222,10 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     // only cheap hash probes and add a shuffle (measured at scale factor 1, default broadcast: the
     // rule's queries ran 0.95× as a geometric mean before this test). Spark's own size estimate
     // decides its broadcasts, so it decides here; not estimated further.
-    val threshold = SQLConf.get.autoBroadcastJoinThreshold
-    def broadcast(i: Int) = threshold > 0 && Try(graph.inputs(i).stats.sizeInBytes <= threshold).getOrElse(false)
-    val worth = if (minReduction == 0) splits else splits.filterNot(s => others(s).forall(broadcast))
+    val worth = if (minReduction == 0) splits else splits.filterNot(s => allBroadcast(graph, others(s)))
     if (worth.isEmpty) return Left(s"every input joined after the pre-aggregate (${names(graph, others(splits.head))}) " +
-      s"is small enough for Spark to broadcast (spark.sql.autoBroadcastJoinThreshold, $threshold bytes): it " +
+      s"is small enough for Spark to broadcast (spark.sql.autoBroadcastJoinThreshold, " +
+      s"${SQLConf.get.autoBroadcastJoinThreshold} bytes): it " +
       "aggregates partially right after its broadcast joins, and a pre-aggregate would add a shuffle")
     val read = rows(a.child) // the rows the aggregate reads now, after every join
     val known = worth.flatMap(s => for (in <- rows(s.rJoin); out <- rows(s.pre) if out > 0) yield (s, in, out))
@@ -248,6 +255,12 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
       Right((chosen, s"${what(chosen)} (estimates unknown; minReduction is 0)"))
     } else Left(s"the pre-aggregate's rows are unknown (${Try(estimator(if (read.isEmpty) a.child else worth.head.pre)
       .source).getOrElse("unknown")})")
+  }
+
+  /** Whether Spark would broadcast every one of `inputs` (its own size estimate decides). */
+  private def allBroadcast(graph: JoinGraph, inputs: Seq[Int]): Boolean = {
+    val threshold = SQLConf.get.autoBroadcastJoinThreshold
+    threshold > 0 && inputs.forall(i => Try(graph.inputs(i).stats.sizeInBytes <= threshold).getOrElse(false))
   }
 
   /** The plan for one choice R of inputs to pre-aggregate, if the law holds for it: the other

@@ -1,7 +1,7 @@
 package arrnf.rules
 
 import java.util.concurrent.ConcurrentLinkedDeque
-import java.util.concurrent.atomic.AtomicLong
+import java.util.concurrent.atomic.{AtomicInteger, AtomicLong}
 
 import scala.jdk.CollectionConverters._
 
@@ -13,11 +13,13 @@ class RuleLog {
   private val fired = new AtomicLong()
   private val declined = new AtomicLong()
   private val recent = new ConcurrentLinkedDeque[String]()
+  // The deque's own size() walks it: counted here (planning records a reason per candidate).
+  private val kept = new AtomicInteger()
   private val Keep = 200
 
   private def remember(s: String): Unit = {
     recent.addLast(s)
-    while (recent.size > Keep) recent.pollFirst()
+    if (kept.incrementAndGet() > Keep && recent.pollFirst() != null) kept.decrementAndGet()
   }
 
   private[rules] def recordFiring(reason: String): Unit = { fired.incrementAndGet(); remember("fired: " + reason) }
@@ -29,5 +31,5 @@ class RuleLog {
   def declines(): Long = declined.get()
   /** The most recent reasons, oldest first ("fired: …" or "declined: …"). */
   def reasons(): java.util.List[String] = recent.asScala.toList.asJava
-  def reset(): Unit = { fired.set(0); declined.set(0); recent.clear() }
+  def reset(): Unit = synchronized { fired.set(0); declined.set(0); recent.clear(); kept.set(0) }
 }
