@@ -148,6 +148,15 @@ class EstimatorSuite extends ArrnfSparkSuite {
     // no sampled row passes: half a sampled row's worth, not zero
     val none = rows("SELECT f.id FROM (SELECT id, k FROM est_fact WHERE s LIKE 'x%') f JOIN est_dim d ON f.k = d.id")
     assert(none.rows.exists(r => r >= 1 && r <= 10), none)
+    // columns that determine one another (s is k's last digit): Spark multiplies their shares (1/10
+    // of 5/100: 100 rows), the sample sees the 1,000
+    val correlated = rows("SELECT f.id FROM (SELECT id, k FROM est_fact WHERE s = '3' AND k IN (3, 13, 23, 33, 43)) f " +
+      "JOIN est_dim d ON f.k = d.id")
+    assert(correlated.rows.exists(r => r >= 800 && r <= 1200) && correlated.source == "estimate: file metadata, sketch, sample",
+      correlated)
+    // too few sampled rows pass to count: Spark's estimate stands
+    val rare = rows("SELECT f.id FROM (SELECT id, k FROM est_fact WHERE s = '5' AND id = 5) f JOIN est_dim d ON f.k = d.id")
+    assert(rare.rows.exists(_ <= 5) && rare.source == "estimate: file metadata, sketch", rare)
     // a non-deterministic filter is no share of anything
     val random = rows("SELECT f.id FROM (SELECT id, k FROM est_fact WHERE rand() < 0.5 AND s LIKE '3%') f JOIN est_dim d ON f.k = d.id")
     assert(random.rows.isEmpty && random.source == Estimator.UnestimatedFilter, random)
