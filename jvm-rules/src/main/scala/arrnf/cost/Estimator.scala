@@ -3,7 +3,7 @@ package arrnf.cost
 import scala.jdk.CollectionConverters._
 import scala.util.Try
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeMap, AttributeSet, BinaryComparison, DayOfMonth, DayOfWeek, DayOfYear, Equality, ExprId, Expression, GetDateField, In, InSet, IsNotNull, IsNull, Literal, Month, NamedExpression, Not, Or, Quarter, SubqueryExpression, WeekDay, Year}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeMap, AttributeSet, BinaryComparison, Coalesce, DayOfMonth, DayOfWeek, DayOfYear, Equality, ExprId, Expression, GetDateField, In, InSet, IsNotNull, IsNull, Literal, Month, NamedExpression, Not, Or, Quarter, SubqueryExpression, WeekDay, Year}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Deduplicate, Distinct, Except, Expand, Filter, GlobalLimit, Intersect, Join, LeafNode, LocalLimit, LogicalPlan, Project, RepartitionOperation, Sample, Sort, Statistics, UnaryNode, Union, Window}
@@ -194,18 +194,35 @@ object Estimator extends org.apache.spark.sql.catalyst.expressions.PredicateHelp
         case _: ExistenceJoin => Some(scaled(rows))
         case LeftSemi | LeftAnti => j match {
           case ExtractEquiJoinKeys(_, leftKeys, rightKeys, None, _, _, _, _) if leftKeys.nonEmpty =>
-            val shares = leftKeys.zip(rightKeys).map {
-              case (l: Attribute, r: Attribute) =>
-                for {
-                  ln <- left.attributeStats.get(l).flatMap(_.distinctCount)
-                  rn <- right.attributeStats.get(r).flatMap(_.distinctCount).map(n => right.rowCount.fold(n)(n.min))
-                } yield if (ln == 0) 0.0 else math.min(1.0, rn.toDouble / ln.toDouble)
+            // A null-safe key (INTERSECT and EXCEPT compare with <=>) comes as the column with
+            // NULL replaced, and whether it is NULL: the first is the column's key, the second
+            // adds no test of its own.
+            def column(e: Expression): Option[Attribute] = e match {
+              case a: Attribute => Some(a)
+              case Coalesce(Seq(a: Attribute, _: Literal)) => Some(a)
               case _ => None
             }
+            // Per key pair: the left column, the share of its values the right side holds, and the
+            // values the join keeps of it.
+            val shares = leftKeys.zip(rightKeys).map {
+              case (IsNull(_: Attribute), IsNull(_: Attribute)) => Some((None, 1.0, BigInt(0)))
+              case (lk, rk) => for {
+                l <- column(lk)
+                r <- column(rk)
+                ln <- left.attributeStats.get(l).flatMap(_.distinctCount)
+                rn <- right.attributeStats.get(r).flatMap(_.distinctCount).map(n => right.rowCount.fold(n)(n.min))
+              } yield (Some(l), if (ln == 0) 0.0 else math.min(1.0, rn.toDouble / ln.toDouble),
+                if (j.joinType == LeftSemi) ln.min(rn) else (ln - rn).max(1))
+            }
             if (shares.exists(_.isEmpty)) None else {
-              val share = shares.flatten.min
+              val share = shares.flatten.map(_._2).min
               val kept = if (j.joinType == LeftSemi) share else 1.0 - share
-              Some(scaled((BigDecimal(rows) * BigDecimal(kept)).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt))
+              val n = (BigDecimal(rows) * BigDecimal(kept)).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
+              val keyValues = shares.flatten.collect { case (Some(l), _, values) => l -> values }
+              val out = scaled(n)
+              Some(out.copy(attributeStats = AttributeMap(out.attributeStats.toSeq.map { case (a, st) =>
+                a -> keyValues.find(_._1.exprId == a.exprId).fold(st)(k => st.copy(distinctCount = st.distinctCount.map(_.min(k._2).min(n))))
+              })))
             }
           case _ => None
         }

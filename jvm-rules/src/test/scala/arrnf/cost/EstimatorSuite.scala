@@ -106,6 +106,10 @@ class EstimatorSuite extends ArrnfSparkSuite {
     // measured: 400 and 600 rows
     assert(semi.rows.exists(r => r >= 300 && r <= 500) && semi.source == "estimate: file metadata, sketch", semi)
     assert(anti.rows.exists(r => r >= 500 && r <= 700) && anti.source == "estimate: file metadata, sketch", anti)
+    // INTERSECT and EXCEPT: semi and anti joins on null-safe keys, the key's values those kept
+    val intersect = program("SELECT k FROM est_s INTERSECT SELECT k FROM est_t").blocks.last.cost
+    val except = program("SELECT k FROM est_s EXCEPT SELECT k FROM est_t").blocks.last.cost
+    assert(intersect.rows.contains(4L) && except.rows.contains(6L), (intersect, except))
     // a window keeps its input's rows (Spark's estimation leaves it without a count)
     val window = rowsOf("SELECT id, sum(k) OVER (PARTITION BY k) AS w FROM est_s")
     assert(window.rows.contains(1000L), window)
