@@ -530,7 +530,7 @@ def parser() -> argparse.ArgumentParser:
     query_opts.add_argument("query", help="a .sql file with one query, or - for standard input")
     query_opts.add_argument("--tables", metavar="DIR", help=tables_help)
     query_opts.add_argument("--stats", action="store_true",
-                            help="first take the sketch pass (one aggregate job per table) over the tables of "
+                            help="first take the sketch pass (an aggregate and a sampling job per table) over the tables of "
                                  "--tables the query reads, so its estimates can use them (source 'sketch'); "
                                  "without it, explain reads no data")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -561,8 +561,9 @@ def parser() -> argparse.ArgumentParser:
                             "process: explain/analyze --stats use it)",
                        description="Takes the sketch pass over the named tables of DIR (all of them when none "
                                    "is named): one aggregate job per table (row count; per column a distinct "
-                                   "count, NULL count, min and max). Prints what it finds, a line per table "
-                                   "(rows, columns sketched, files), and how long it took. Sketches live only "
+                                   "count, NULL count, min and max) and a sample of 2,000 rows. Prints what it "
+                                   "finds, a line per table (rows, columns sketched, rows sampled, files), and "
+                                   "how long it took. Sketches live only "
                                    "in this process's Spark JVM and end with it: to use them for estimates, "
                                    "pass --stats to explain or analyze.")
     s.add_argument("table", nargs="*", metavar="TABLE", help="a table of DIR (default: all of them)")
