@@ -117,7 +117,7 @@ object Sketches {
         val files = FileFacts.keys(h)
         val row = spark.table(table).agg(aggs.head, aggs.tail: _*).head()
         val rows = row.getAs[Long]("__rows")
-        val sample = sampleOf(spark.table(table), rows)
+        val sample = sampleOf(df, rows)
         val columns = cols.zipWithIndex.map { case (a, i) =>
           def internal(name: String) = Option(row.getAs[Any](name)).map(v => CatalystTypeConverters.convertToCatalyst(v))
           val (lo, hi) = if (ranged(a.dataType)) (internal(s"__min$i"), internal(s"__max$i")) else (None, None)

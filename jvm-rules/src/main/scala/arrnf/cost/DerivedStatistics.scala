@@ -1,0 +1,263 @@
+package arrnf.cost
+
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeMap, AttributeSet, BinaryComparison, Coalesce, DayOfMonth, DayOfWeek, DayOfYear, Equality, Expression, GetDateField, In, InSet, IsNotNull, IsNull, Literal, Month, NamedExpression, Not, Or, PredicateHelper, Quarter, SubqueryExpression, WeekDay, Year}
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, LeftAnti, LeftSemi}
+import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Expand, Join, LogicalPlan, Statistics}
+import org.apache.spark.sql.types.{BooleanType, DateType, NumericType, TimestampType}
+
+/**
+ * What [[Estimator]] adds to Spark's estimation, as functions of statistics: the figures Spark's
+ * estimation does not derive (a ROLLUP's, a computed column's, a UNION ALL's columns; semi and anti
+ * joins; the distinct values a random share of rows keeps) and the tests of where it would guess.
+ * Mixed into `object Estimator`, whose names callers use.
+ */
+private[cost] trait DerivedStatistics extends PredicateHelper {
+  /** Why Spark's estimation gave no rows above inputs whose rows are known. */
+  val NoColumnStatistics: String
+
+  /** Why a join whose keys have statistics has no estimate. */
+  val UnestimatedCondition: String
+
+  /** Sampled rows a filter must keep for its share to count beside Spark's estimate (its relative
+   *  error is then about 1/√20, a quarter). */
+  val MinSampled = 20
+
+  /** Whether `condition` tests more than one column beyond their NULLs (the NULL checks Spark
+   *  infers for join keys are not a correlation). */
+  def testedTogether(condition: Expression): Boolean =
+    AttributeSet(splitConjunctivePredicates(condition).filter {
+      case IsNotNull(_: Attribute) => false
+      case _ => true
+    }.flatMap(_.references)).size > 1
+
+
+  /**
+   * Column statistics of an Expand's output (ROLLUP, CUBE, GROUPING SETS), which Spark does not
+   * derive: a column that is one input column in some projections and NULL in the others keeps that
+   * column's distinct count, its NULL count growing by the input's rows per NULL projection; a
+   * column of non-NULL literals (the grouping id) has as many distinct values as literals.
+   */
+  def expandColumns(e: Expand, in: Statistics): AttributeMap[ColumnStat] = {
+    val rows = in.rowCount.getOrElse(BigInt(0))
+    def isNull(x: Expression) = x match {
+      case Literal(null, _) => true
+      case _ => false
+    }
+    AttributeMap(e.output.indices.flatMap { i =>
+      val column = e.projections.map(_(i))
+      val nulls = column.count(isNull)
+      column.filterNot(isNull).distinct match {
+        case Seq(a: Attribute) =>
+          in.attributeStats.get(a).filter(s => s.distinctCount.isDefined && s.nullCount.isDefined).map(s =>
+            e.output(i) -> ColumnStat(distinctCount = s.distinctCount, nullCount = Some(
+              s.nullCount.get * (column.size - nulls) + rows * nulls), min = s.min, max = s.max))
+        case literals if nulls == 0 && literals.nonEmpty && literals.forall(_.isInstanceOf[Literal]) =>
+          Some(e.output(i) -> ColumnStat(distinctCount = Some(BigInt(literals.size)), nullCount = Some(BigInt(0))))
+        case _ => None
+      }
+    })
+  }
+
+  /**
+   * The distinct values expected among `n` of `m` rows holding `d` distinct values, the `n` rows a
+   * random share: each value, on about m/d rows, is kept unless all its rows are dropped. Between
+   * Spark's scaled-down count (d·n/m, as if every kept row dropped values) and min(d, n).
+   *
+   * {{{
+   *   distinctIn(1823, 2880404, 3055) == 1483   // dates of TPC-DS store_sales, in 3,055 rows
+   *   distinctIn(100, 20000, 20000) == 100
+   * }}}
+   */
+  def distinctIn(d: BigInt, m: BigInt, n: BigInt): BigInt =
+    if (d <= 0 || m <= 0 || n >= m) d.min(n.max(0))
+    else {
+      val kept = 1.0 - math.exp((m.toDouble / d.toDouble) * math.log1p(-(n.toDouble / m.toDouble)))
+      BigDecimal(d.toDouble * kept).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(d).min(n).max(1)
+    }
+
+  /**
+   * Column statistics of a projection's computed columns, which Spark's estimation drops (it keeps
+   * only columns and their aliases), from `in`, its input's statistics: a date's year, quarter,
+   * month, day or weekday takes the values its range spans (no more than the date's distinct
+   * count); any other deterministic expression of counted columns at most their combinations and
+   * the rows (as if it kept every difference: an upper estimate). Its NULLs: none where it cannot
+   * be NULL, else its arguments' NULLs.
+   *
+   * {{{
+   *   year(d_date) over dates 1900-01-02 .. 2100-01-01 (73,049 values): 201 values
+   *   ss_quantity - coalesce(sr_return_quantity, 0): min(100 * 101, rows) values
+   * }}}
+   */
+  def derivedColumns(list: Seq[NamedExpression], in: Statistics): Seq[(Attribute, ColumnStat)] = list.flatMap {
+    case al @ Alias(e, _) if !e.isInstanceOf[Attribute] && e.deterministic && e.references.nonEmpty &&
+        !SubqueryExpression.hasSubquery(e) =>
+      val refs = e.references.toSeq.map(a => in.attributeStats.get(a))
+      if (!refs.forall(_.exists(s => s.distinctCount.isDefined && s.nullCount.isDefined))) None
+      else {
+        val stats = refs.flatten
+        val combinations = stats.map(_.distinctCount.get).product
+        def span(days: Int, lo: java.time.LocalDate, hi: java.time.LocalDate): BigInt = e match {
+          case _: Year => hi.getYear - lo.getYear + 1
+          case _: Quarter => math.min(4, (hi.getYear - lo.getYear) * 4 + (hi.getMonthValue - 1) / 3 - (lo.getMonthValue - 1) / 3 + 1)
+          case _: Month => math.min(12, (hi.getYear - lo.getYear) * 12 + hi.getMonthValue - lo.getMonthValue + 1)
+          case _: DayOfMonth => math.min(31, days)
+          case _: DayOfWeek | _: WeekDay => math.min(7, days)
+          case _: DayOfYear => math.min(366, days)
+          case _ => combinations
+        }
+        val byRange = e match {
+          case f: GetDateField if f.children.head.isInstanceOf[Attribute] && f.children.head.dataType == DateType =>
+            for {
+              s <- stats.headOption
+              lo <- s.min.collect { case d: Int => d }
+              hi <- s.max.collect { case d: Int => d }
+            } yield span(hi - lo + 1, java.time.LocalDate.ofEpochDay(lo), java.time.LocalDate.ofEpochDay(hi))
+          case _ => None
+        }
+        val distinct = byRange.getOrElse(combinations).min(combinations).min(in.rowCount.getOrElse(combinations)).max(1)
+        Some(al.toAttribute -> ColumnStat(distinctCount = Some(distinct),
+          nullCount = Some(if (!e.nullable) BigInt(0) else stats.map(_.nullCount.get).sum.min(in.rowCount.getOrElse(BigInt(Long.MaxValue))))))
+      }
+    case _ => None
+  }
+
+  /**
+   * Column statistics of a UNION ALL's output from its inputs' (`inputs`: each input's columns in
+   * the union's order, with its statistics), which Spark's estimation does not derive beyond
+   * ranges: NULLs add up; the distinct values lie between the most any input holds (every value
+   * in the others too) and their sum (no value in two inputs), and the estimate is the geometric
+   * mean of the two, so within a factor √k of the truth for k inputs.
+   */
+  def unionColumns(output: Seq[Attribute], inputs: Seq[(Seq[Attribute], Statistics)]): Seq[(Attribute, ColumnStat)] =
+    output.indices.flatMap { i =>
+      val per = inputs.map { case (out, st) => st.attributeStats.get(out(i)) }
+      if (!per.forall(_.exists(s => s.distinctCount.isDefined && s.nullCount.isDefined))) None
+      else {
+        val counts = per.flatten.map(_.distinctCount.get)
+        val mean = BigDecimal(math.sqrt(counts.max.toDouble * counts.sum.toDouble)).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
+        Some(output(i) -> ColumnStat(distinctCount = Some(mean.max(counts.max).min(counts.sum)),
+          nullCount = Some(per.flatten.map(_.nullCount.get).sum)))
+      }
+    }
+
+  def isSemi(j: Join): Boolean = j.joinType match {
+    case LeftSemi | LeftAnti | _: ExistenceJoin => true
+    case _ => false
+  }
+
+  /**
+   * A semi or anti join's rows, which Spark does not estimate (it keeps the left side's): an
+   * existence join keeps every left row (it adds a flag); a semi join keeps the share of left rows
+   * whose key the right side holds, by key containment (the assumption of Spark's inner join
+   * estimate: the side with fewer distinct keys has all its keys in the other), the most selective
+   * key pair deciding; an anti join the rest. None without the keys' distinct counts on both sides,
+   * or with a condition other than equalities of columns (a NOT IN's NULL test, say).
+   */
+  def semiJoin(j: Join, children: Seq[LogicalPlan]): Option[Statistics] = {
+    val (left, right) = (children.head.stats, children(1).stats)
+    left.rowCount.flatMap { rows =>
+      def scaled(n: BigInt) = Statistics(sizeInBytes = left.sizeInBytes, rowCount = Some(n),
+        attributeStats = AttributeMap(left.attributeStats.toSeq.map { case (a, s) =>
+          a -> s.copy(distinctCount = s.distinctCount.map(_.min(n)), nullCount = s.nullCount.map(_.min(n)))
+        }))
+      j.joinType match {
+        case _: ExistenceJoin => Some(scaled(rows))
+        case LeftSemi | LeftAnti => j match {
+          case ExtractEquiJoinKeys(_, leftKeys, rightKeys, None, _, _, _, _) if leftKeys.nonEmpty =>
+            // A null-safe key (INTERSECT and EXCEPT compare with <=>) comes as the column with
+            // NULL replaced, and whether it is NULL: the first is the column's key, the second
+            // adds no test of its own.
+            def column(e: Expression): Option[Attribute] = e match {
+              case a: Attribute => Some(a)
+              case Coalesce(Seq(a: Attribute, _: Literal)) => Some(a)
+              case _ => None
+            }
+            // Per key pair: the left column, the share of its values the right side holds, and the
+            // values the join keeps of it.
+            val shares = leftKeys.zip(rightKeys).map {
+              case (IsNull(_: Attribute), IsNull(_: Attribute)) => Some((None, 1.0, BigInt(0)))
+              case (lk, rk) => for {
+                l <- column(lk)
+                r <- column(rk)
+                ln <- left.attributeStats.get(l).flatMap(_.distinctCount)
+                rn <- right.attributeStats.get(r).flatMap(_.distinctCount).map(n => right.rowCount.fold(n)(n.min))
+              } yield (Some(l), if (ln == 0) 0.0 else math.min(1.0, rn.toDouble / ln.toDouble),
+                if (j.joinType == LeftSemi) ln.min(rn) else (ln - rn).max(1))
+            }
+            if (shares.exists(_.isEmpty)) None else {
+              val share = shares.flatten.map(_._2).min
+              val kept = if (j.joinType == LeftSemi) share else 1.0 - share
+              val n = (BigDecimal(rows) * BigDecimal(kept)).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
+              val keyValues = shares.flatten.collect { case (Some(l), _, values) => l -> values }
+              val out = scaled(n)
+              Some(out.copy(attributeStats = AttributeMap(out.attributeStats.toSeq.map { case (a, st) =>
+                a -> keyValues.find(_._1.exprId == a.exprId).fold(st)(k => st.copy(distinctCount = st.distinctCount.map(_.min(k._2).min(n))))
+              })))
+            }
+          case _ => None
+        }
+        case _ => None
+      }
+    }
+  }
+
+  /**
+   * Why Spark's join estimation (`JoinEstimation`) would guess for `j` over `children` (its inputs
+   * with their statistics), if it would: it drops equi-join keys without distinct counts, ignores
+   * conditions other than equalities of columns (counting a cartesian product); semi and anti
+   * joins are [[semiJoin]]'s. None: every key is counted and nothing is ignored.
+   */
+  def unestimatedJoin(j: Join, children: Seq[LogicalPlan]): Option[String] = {
+    j match {
+      case ExtractEquiJoinKeys(_, leftKeys, rightKeys, other, _, _, _, _) =>
+        val (ls, rs) = (children.head.stats.attributeStats, children(1).stats.attributeStats)
+        def counted(e: Expression, m: AttributeMap[ColumnStat]) = e match {
+          case a: Attribute => m.get(a).exists(s => s.distinctCount.isDefined && s.nullCount.isDefined)
+          case _ => false
+        }
+        if (!leftKeys.zip(rightKeys).forall { case (l, r) => counted(l, ls) && counted(r, rs) }) Some(NoColumnStatistics)
+        else if (other.isDefined) Some(UnestimatedCondition)
+        else None
+      case _ => if (j.condition.isEmpty) None else Some(UnestimatedCondition)
+    }
+  }
+
+  /**
+   * Whether Spark's filter estimation estimates every part of `condition` from `stats` (its
+   * `FilterEstimation`). A part it cannot estimate it counts as keeping every row: that is a guess,
+   * so such a filter's rows are unknown. NULL checks need the column's NULL count and a leaf below
+   * (Spark trusts NULL counts only there); comparisons with a literal need distinct and NULL counts,
+   * and numbers, dates and times their range; comparisons of two columns both columns' counts;
+   * anything else (LIKE, functions, subqueries) is not estimated.
+   */
+  def estimable(condition: Expression, stats: AttributeMap[ColumnStat], onLeaf: Boolean): Boolean = {
+    def counted(a: Attribute) = stats.get(a).exists(s => s.distinctCount.isDefined && s.nullCount.isDefined)
+    def ranged(a: Attribute) = counted(a) && stats.get(a).exists(s => s.min.isDefined && s.max.isDefined) &&
+      (a.dataType match {
+        case _: NumericType | DateType | TimestampType | BooleanType => true
+        case _ => false
+      })
+    def nulls(a: Attribute) = onLeaf && stats.get(a).exists(_.nullCount.isDefined)
+    def all(c: Expression): Boolean = c match {
+      case And(l, r) => all(l) && all(r)
+      case Or(l, r) => all(l) && all(r)
+      case Not(x) => all(x)
+      case _: Literal => true
+      case IsNull(a: Attribute) => nulls(a)
+      case IsNotNull(a: Attribute) => nulls(a)
+      case Equality(a: Attribute, _: Literal) => counted(a)
+      case Equality(_: Literal, a: Attribute) => counted(a)
+      case b: BinaryComparison => (b.left, b.right) match {
+        case (a: Attribute, _: Literal) => ranged(a)
+        case (_: Literal, a: Attribute) => ranged(a)
+        case (l: Attribute, r: Attribute) => counted(l) && counted(r)
+        case _ => false
+      }
+      case In(a: Attribute, list) if list.forall(_.isInstanceOf[Literal]) => counted(a)
+      case InSet(a: Attribute, _) => counted(a)
+      case _ => false
+    }
+    all(condition)
+  }
+}
