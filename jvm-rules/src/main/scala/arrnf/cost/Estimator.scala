@@ -378,7 +378,12 @@ final class Estimator {
   }
 
   private def leafStatistics(leaf: LeafNode): (Statistics, String) = {
-    val own = Try(leaf.computeStats()).getOrElse(Statistics(sizeInBytes = SQLConf.get.defaultSizeInBytes))
+    // A file relation without catalog statistics states only its files' size, whatever the settings:
+    // the node's own statistics, computed once for it (Spark's planning and the rules ask too).
+    val own = Try(leaf match {
+      case LogicalRelation(_, _, table, _, _) if table.forall(_.stats.isEmpty) => leaf.stats
+      case _ => leaf.computeStats()
+    }).getOrElse(Statistics(sizeInBytes = SQLConf.get.defaultSizeInBytes))
     leaf match {
       case r @ LogicalRelation(h: HadoopFsRelation, _, catalogTable, _, _) =>
         if (catalogTable.exists(_.stats.exists(_.rowCount.isDefined)) && own.rowCount.isDefined) (own, "catalog")
@@ -421,8 +426,12 @@ final class Estimator {
     })) -> kept
   }
 
+  private val relationFacts = new java.util.IdentityHashMap[HadoopFsRelation, RelationStatistics.Facts]()
+
   private def fileStatistics(r: LogicalRelation, h: HadoopFsRelation, own: Statistics): (Statistics, String) = {
-    val facts = RelationStatistics.of(h, org.apache.spark.sql.arrnf.ArrnfSqlConf.maxFooterFiles(SQLConf.get))
+    // Once per relation for this estimator: a plan may read a table many times (TPC-DS q88: 8 times).
+    val facts = relationFacts.computeIfAbsent(h,
+      _ => RelationStatistics.of(h, org.apache.spark.sql.arrnf.ArrnfSqlConf.maxFooterFiles(SQLConf.get)))
     facts.sample.foreach(samples.put(r, _))
     val columns = AttributeMap(r.output.flatMap(a => facts.columns.get(a.name.toLowerCase(java.util.Locale.ROOT)).map(a -> _)))
     if (facts.rows.isEmpty) (own, facts.source)

@@ -175,21 +175,19 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
       parts <- aggs.foldLeft[Either[String, Map[Expression, Partial]]](Right(scala.collection.immutable.ListMap.empty)) { (done, ae) =>
         done.flatMap(m => Partial.of(ae).map(p => m + (ae.canonicalized -> p)))
       }
-      splits = {
-        // R holds what the split functions read; a DISTINCT one reads its values above the join.
-        val read = graph.inputsOf(AttributeSet(aggs.filterNot(_.isDistinct).flatMap(_.aggregateFunction.references)))
-        val all = graph.inputs.indices
-        val rs = (1 until all.size).iterator.flatMap(n => all.combinations(n)).filter(r => read.subsetOf(r.toSet)).toSeq
-        // Only the splits [[choose]] may take are built (building each costs two plans): those
-        // joining some input Spark would not broadcast after R, or every one where the other side
-        // may be aggregated regardless (always), else the first that holds (to name it in the reason).
-        val worth = rs.filterNot(r => allBroadcast(graph, all.diff(r)))
-        if (ArrnfConf.eagerOtherSide() == "always" || ArrnfConf.eagerMinReduction() == 0) rs.flatMap(r => split(graph, r, group, parts))
-        else worth.flatMap(r => split(graph, r, group, parts)) match {
-          case Seq() => rs.iterator.flatMap(r => split(graph, r, group, parts)).nextOption().toSeq
-          case some => some
-        }
-      }
+      // R holds what the split functions read; a DISTINCT one reads its values above the join.
+      read = graph.inputsOf(AttributeSet(aggs.filterNot(_.isDistinct).flatMap(_.aggregateFunction.references)))
+      all = graph.inputs.indices
+      rs = (1 until all.size).iterator.flatMap(n => all.combinations(n)).filter(r => read.subsetOf(r.toSet)).toSeq
+      cost = ArrnfConf.eagerOtherSide() != "always" && ArrnfConf.eagerMinReduction() != 0
+      // Only the splits [[choose]] may take are built (building each costs two plans): those joining
+      // some input Spark would not broadcast after R; every one where the other side may be
+      // aggregated regardless (always) or nothing is estimated (minReduction 0).
+      // (R always holds what is read: those inputs' sizes are not asked for.)
+      broadcast = all.map(i => !read.contains(i) && allBroadcast(graph, Seq(i)))
+      worth = rs.filterNot(r => all.diff(r).forall(broadcast))
+      _ <- check(!(cost && worth.isEmpty && rs.nonEmpty), broadcastDecline(graph, all.diff(rs.head)))
+      splits = (if (cost) worth else rs).flatMap(r => split(graph, r, group, parts))
       _ <- check(splits.nonEmpty, "no split of the joined inputs where the law holds")
     } yield splits
   }
@@ -223,11 +221,10 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     // rule's queries ran 0.95× as a geometric mean before this test). Spark's own size estimate
     // decides its broadcasts, so it decides here; not estimated further.
     val worth = if (minReduction == 0) splits else splits.filterNot(s => allBroadcast(graph, others(s)))
-    if (worth.isEmpty) return Left(s"every input joined after the pre-aggregate (${names(graph, others(splits.head))}) " +
-      s"is small enough for Spark to broadcast (spark.sql.autoBroadcastJoinThreshold, " +
-      s"${SQLConf.get.autoBroadcastJoinThreshold} bytes): it " +
-      "aggregates partially right after its broadcast joins, and a pre-aggregate would add a shuffle")
+    if (worth.isEmpty) return Left(broadcastDecline(graph, others(splits.head)))
     val read = rows(a.child) // the rows the aggregate reads now, after every join
+    // Without them no split can be weighed (estimating the splits would be wasted).
+    if (read.isEmpty && minReduction != 0) return Left(s"the pre-aggregate's rows are unknown (${estimator(a.child).source})")
     val known = worth.flatMap(s => for (in <- rows(s.rJoin); out <- rows(s.pre) if out > 0) yield (s, in, out))
     if (known.nonEmpty && read.isDefined) {
       def reason(s: Split, in: BigInt, out: BigInt) = s"${what(s)}: estimated rows $in → $out " +
@@ -256,6 +253,11 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     } else Left(s"the pre-aggregate's rows are unknown (${Try(estimator(if (read.isEmpty) a.child else worth.head.pre)
       .source).getOrElse("unknown")})")
   }
+
+  private def broadcastDecline(graph: JoinGraph, after: Seq[Int]): String =
+    s"every input joined after the pre-aggregate (${names(graph, after)}) is small enough for Spark to broadcast " +
+      s"(spark.sql.autoBroadcastJoinThreshold, ${SQLConf.get.autoBroadcastJoinThreshold} bytes): it aggregates " +
+      "partially right after its broadcast joins, and a pre-aggregate would add a shuffle"
 
   /** Whether Spark would broadcast every one of `inputs` (its own size estimate decides). */
   private def allBroadcast(graph: JoinGraph, inputs: Seq[Int]): Boolean = {
