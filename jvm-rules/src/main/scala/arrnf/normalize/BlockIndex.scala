@@ -64,11 +64,21 @@ final class BlockIndex private[normalize] () {
     if (found.size == 1) found.headOption else None
   }
 
-  /** The arrangements a join reads, left and right (blocks or cached relations), by name. */
-  def joinInputsOf(j: Join): Option[(String, String)] = joinArranged.get(j).map { case (l, r) =>
-    def n(g: GetLeaf) = if (g.source == Source.Block) nameOf(g.name) else g.name
-    (n(l), n(r))
+  // A join met again with other expression ids (a CTE read twice, TPC-DS q39's inventory joins, whose
+  // second reading the normalizer shares as the first's blocks) reads the same arrangements.
+  private lazy val canonJoinArranged = {
+    val m = mutable.HashMap[LogicalPlan, (GetLeaf, GetLeaf)]()
+    arrangedJoins.foreach { case (j, sides) => Try(j.canonicalized).foreach(c => if (!m.contains(c)) m(c) = sides) }
+    m
   }
+
+  /** The arrangements a join reads, left and right (blocks or cached relations), by name: of the
+   *  join itself, or of one of the same canonical form. */
+  def joinInputsOf(j: Join): Option[(String, String)] =
+    joinArranged.get(j).orElse(Try(j.canonicalized).toOption.flatMap(canonJoinArranged.get)).map { case (l, r) =>
+      def n(g: GetLeaf) = if (g.source == Source.Block) nameOf(g.name) else g.name
+      (n(l), n(r))
+    }
 
   /** [[joinInputsOf]] for a join re-planned by AQE: the one join of the same condition and output. */
   def joinInputsOfShape(j: Join): Option[(String, String)] = {

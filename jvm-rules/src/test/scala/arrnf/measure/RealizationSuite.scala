@@ -29,6 +29,19 @@ class RealizationSuite extends ArrnfSparkSuite {
     assert(arrnf.render.TextFormat(p).contains("spark=none"))
   }
 
+  test("a join read twice (a CTE in two branches): the second reading's joins are their build sides', not their streamed sides'") {
+    // TPC-DS q39's shape: the CTE's second reading has other expression ids; its joins read the same
+    // (shared) arrangements as the first's, and their hash tables are the small sides'.
+    val p = program("""WITH t AS (SELECT f.id AS k, f.id % 10 AS g FROM range(1000000) f
+        JOIN range(100) d(dk) ON f.id % 100 = d.dk JOIN range(50) e(ek) ON f.id % 50 = e.ek)
+      SELECT a.g, a.s, b.m FROM (SELECT g, sum(k) AS s FROM t GROUP BY g) a
+      JOIN (SELECT g, max(k) AS m FROM t GROUP BY g) b ON a.g = b.g""")
+    val broadcastBuilt = arranged(p).filter(b => whats(b).contains("broadcast hash table"))
+    // the hash tables and broadcast relations of both readings: the two small ranges' blocks only
+    assert(broadcastBuilt.map(_.columns).toSet == Set(Seq("dk"), Seq("ek")), p.blocks.map(b => b.name -> b.columns -> whats(b)))
+    assert(broadcastBuilt.forall(b => whats(b).count(_ == "broadcast hash table") == 2 && whats(b).count(_ == "broadcast relation") == 2))
+  }
+
   test("a sort-merge join: both sides shuffled and sorted, the buffered side holds the join's buffer") {
     val p = program(join, "spark.sql.autoBroadcastJoinThreshold" -> "-1", "spark.sql.join.preferSortMergeJoin" -> "true")
     val sides = arranged(p).map(whats)
