@@ -5,7 +5,7 @@ import scala.util.Try
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeMap, AttributeSet, ExprId, Expression}
 import org.apache.spark.sql.catalyst.plans.Inner
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Deduplicate, Distinct, Except, Expand, Filter, GlobalLimit, Intersect, Join, LeafNode, LocalLimit, LogicalPlan, Project, RepartitionOperation, Sample, Sort, Statistics, UnaryNode, Union, Window}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Deduplicate, Distinct, Except, Expand, Filter, GlobalLimit, Intersect, Join, LeafNode, LocalLimit, LogicalPlan, Project, RepartitionOperation, Sample, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.internal.SQLConf
@@ -216,6 +216,14 @@ final class Estimator {
               // Nodes that keep their input's rows, which Spark's estimation leaves without a count.
               case _: Window | _: Sort | _: RepartitionOperation if in.exists(_.rowCount.isDefined) =>
                 ours(Statistics(sizeInBytes = size, rowCount = in.get.rowCount, attributeStats = in.get.attributeStats))
+              // A rank limit per window partition (`rank() ... WHERE rk <= k`, TPC-DS q67's 100 per
+              // category), which Spark's estimation passes its input's rows through: k rows per
+              // partition (exactly, for row_number; ties may add a few for rank).
+              case w: WindowGroupLimit if in.exists(_.rowCount.isDefined) && partitions(w.partitionSpec, in.get).isDefined =>
+                val rows = (partitions(w.partitionSpec, in.get).get * w.limit).min(in.get.rowCount.get)
+                ours(Statistics(sizeInBytes = size, rowCount = Some(rows), attributeStats = AttributeMap(in.get.attributeStats.toSeq.map {
+                  case (a, s) => a -> s.copy(distinctCount = s.distinctCount.map(_.min(rows)), nullCount = s.nullCount.map(_.min(rows)))
+                })))
               // Each input row once per projection (ROLLUP, CUBE, GROUPING SETS).
               case e: Expand if in.exists(_.rowCount.isDefined) =>
                 ours(Statistics(sizeInBytes = size, rowCount = in.get.rowCount.map(_ * e.projections.size),
@@ -278,14 +286,7 @@ final class Estimator {
    */
   private def groupBound(a: Aggregate, in: Statistics): Option[BigInt] = {
     val groups = a.groupingExpressions
-    def distinct(e: Expression): Option[BigInt] = {
-      val stat = e match {
-        case c: Attribute => in.attributeStats.get(c)
-        case _ => Estimator.derivedColumns(Seq(Alias(e, "group")()), in).headOption.map(_._2)
-      }
-      stat.flatMap(s => s.distinctCount.map(d => if (s.nullCount.forall(_ > 0)) d + 1 else d))
-    }
-    val counts = groups.map(distinct)
+    val counts = groups.map(e => partitions(Seq(e), in))
     if (groups.isEmpty || in.rowCount.isEmpty || !counts.forall(_.isDefined)) return None
     val from = origins(a.child)
     // The subtree a grouping expression's columns all come from, if one.
@@ -304,6 +305,19 @@ final class Estimator {
     Some(product.min(in.rowCount.get).max(1))
   }
 
+  /** The groups of `exprs` over rows with statistics `in`: the product of their distinct values
+   *  (NULL counted as one more where there may be NULLs), if each is counted. */
+  private def partitions(exprs: Seq[Expression], in: Statistics): Option[BigInt] = {
+    val counts = exprs.map { e =>
+      val stat = e match {
+        case c: Attribute => in.attributeStats.get(c)
+        case _ => Estimator.derivedColumns(Seq(Alias(e, "group")()), in).headOption.map(_._2)
+      }
+      stat.flatMap(s => s.distinctCount.map(d => if (s.nullCount.forall(_ > 0)) d + 1 else d))
+    }
+    if (counts.forall(_.isDefined)) Some(counts.flatten.product.max(1)) else None
+  }
+
   /** The subtree over a single table that each output column of `p` is taken from, where one is:
    *  the largest such subtree, whose every output row is one of its rows' columns. */
   private def origins(p: LogicalPlan): Map[ExprId, LogicalPlan] = {
@@ -319,7 +333,7 @@ final class Estimator {
           case _ => None
         }.toMap
       case j: Join if Estimator.isSemi(j) => passed(origins(j.left))
-      case _: Join | _: Filter | _: Aggregate | _: Window | _: Sort | _: RepartitionOperation | _: Expand |
+      case _: Join | _: Filter | _: Aggregate | _: Window | _: WindowGroupLimit | _: Sort | _: RepartitionOperation | _: Expand |
            _: LocalLimit | _: GlobalLimit | _: Sample | _: Deduplicate | _: Distinct | _: Intersect | _: Except =>
         // Columns passed through by expression id hold their input row's values (the left side's
         // for INTERSECT and EXCEPT, whose rows are left rows); a UNION's are not one input's.

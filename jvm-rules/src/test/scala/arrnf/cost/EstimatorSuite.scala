@@ -201,6 +201,24 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(union.rows.exists(r => r >= 100 && r <= 110), union)
   }
 
+  test("a rank limit per window partition keeps k rows per partition, not its input's rows") {
+    Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], "est_fact")
+    val sql = "SELECT k, id FROM (SELECT k, id, rank() OVER (PARTITION BY k ORDER BY id) AS rk FROM est_fact) WHERE rk <= 3"
+    assert(spark.sql(sql).count() == 300)
+    val p = program(sql)
+    // The window's buffer holds what the rank limit keeps: 100 values of k, 3 rows each (Spark's
+    // estimation passes the 20,000 rows through its WindowGroupLimit). The limit's own state is its
+    // input (the cost model's TopK).
+    def window(p: ArrnfProgram) = p.blocks.find(_.head.exists(h => h.kind == HeadKind.Reduce)).get.cost
+    // (k's HyperLogLog count, about 100)
+    assert(window(p).rows.exists(r => r >= 285 && r <= 330) && window(p).source == "estimate: file metadata, sketch", window(p))
+    assert(p.blocks.find(_.head.exists(_.kind == HeadKind.TopK)).get.cost.rows.contains(20000L))
+    // partitions not counted (a computed column Spark's estimation drops, of two columns' values
+    // hashed): the input's rows stand
+    val hashed = program("SELECT k FROM (SELECT k, rank() OVER (PARTITION BY hash(s, id) ORDER BY id) AS rk FROM est_fact) WHERE rk <= 3")
+    assert(window(hashed).rows.forall(_ > 300L), window(hashed))
+  }
+
   test("a sketch taken before the files changed is stale: not used, and the source says why") {
     table("est_change", 1000, 10)
     Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], "est_change")
