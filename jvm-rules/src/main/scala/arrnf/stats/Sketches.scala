@@ -68,6 +68,34 @@ object Sketches {
       }
     }
 
+    private val combined = new ConcurrentHashMap[Seq[String], Option[BigInt]]()
+
+    /**
+     * The distinct combinations of `columns` (lower-case names) in the table: exact where the sample
+     * is the whole table; else estimated where the sample covers them well, fewer than a fifth of
+     * the combinations it holds seen only once (Chao's estimate, `d + f1(f1 - 1) / (2 (f2 + 1))`,
+     * of values seen once f1 and twice f2, adds those the sample missed). TPC-DS item's category and
+     * class: about 100 pairs, where the two columns' distinct counts multiply to 1,000. None where
+     * the sample does not tell (most combinations seen once: near-unique columns) or a column is
+     * not sampled.
+     */
+    def combinations(columns: Seq[String]): Option[BigInt] = {
+      val at = columns.map(names.indexOf)
+      if (columns.isEmpty || at.contains(-1)) return None
+      Option(combined.get(columns)).getOrElse {
+        val counts = rows.groupMapReduce(r => at.map(i => if (r.isNullAt(i)) null else r.get(i, types(i))))(_ => 1)(_ + _)
+        val d = counts.size
+        val f1 = counts.valuesIterator.count(_ == 1)
+        val f2 = counts.valuesIterator.count(_ == 2)
+        val answer =
+          if (whole) Some(BigInt(d))
+          else if (d > 0 && f1 * 5 < d) Some(BigInt(d) + BigInt(f1) * (f1 - 1) / (2 * (f2 + 1)))
+          else None
+        if (combined.size < 1000) combined.put(columns, answer)
+        answer
+      }
+    }
+
     private def evaluate(bound: Expression): Kept = {
       val predicate = Predicate.createInterpreted(bound)
       predicate.initialize(0)

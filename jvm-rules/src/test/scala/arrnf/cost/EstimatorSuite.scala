@@ -182,6 +182,24 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(two.rows.exists(_ >= 18000), two) // f.id's HyperLogLog count, about 20,000
   }
 
+  test("columns that determine one another: their combinations in the sample, not the product of their distinct counts") {
+    // 20,000 rows: 50 classes, each of one of 5 categories (TPC-DS item's category and class)
+    spark.range(20000).selectExpr("id", "id % 50 AS class", "CAST(id % 50 % 5 AS STRING) AS category")
+      .write.mode("overwrite").parquet(s"$dir/est_classes")
+    spark.read.parquet(s"$dir/est_classes").createOrReplaceTempView("est_classes")
+    Seq("est_classes", "est_fact").foreach(t => Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t))
+    def groups(sql: String): Cost = program(sql).blocks.last.cost
+    // Spark: 5 x 50 = 250; the sample (2,000 rows) holds each of the 50 pairs about 40 times
+    val pairs = groups("SELECT category, class, count(*) FROM est_classes GROUP BY category, class")
+    assert(pairs.rows.exists(r => r >= 50 && r <= 56) && pairs.source == "estimate: file metadata, sketch", pairs)
+    // through ROLLUP: 50 pairs, 5 categories and the total (56), in three grouping sets (at most 3 x 51)
+    val rollup = groups("SELECT category, class, count(*) FROM est_classes GROUP BY ROLLUP(category, class)")
+    assert(rollup.rows.exists(r => r >= 56 && r <= 160), rollup)
+    // near-unique combinations (each sampled pair seen once): the sample does not tell, Spark's stands
+    val unique = groups("SELECT id, k, count(*) FROM est_fact GROUP BY id, k")
+    assert(unique.rows.exists(_ >= 18000), unique)
+  }
+
   test("computed columns and a UNION ALL's columns get the distinct counts Spark's estimation drops") {
     spark.range(1000).selectExpr("id", "date_add(DATE'2000-01-01', CAST(id AS INT)) AS d", "id % 10 AS k")
       .write.mode("overwrite").parquet(s"$dir/est_dates")
