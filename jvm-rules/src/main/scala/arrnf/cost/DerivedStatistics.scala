@@ -23,14 +23,11 @@ private[cost] trait DerivedStatistics extends PredicateHelper {
    *  error is then about 1/√20, a quarter). */
   val MinSampled = 20
 
-  /** Whether `condition` tests more than one column beyond their NULLs (the NULL checks Spark
-   *  infers for join keys are not a correlation). */
-  def testedTogether(condition: Expression): Boolean =
-    AttributeSet(splitConjunctivePredicates(condition).filter {
-      case IsNotNull(_: Attribute) => false
-      case _ => true
-    }.flatMap(_.references)).size > 1
-
+  /** Whether `condition` tests a column's values, not only its NULLs (whose counts are exact). */
+  def testsValues(condition: Expression): Boolean = splitConjunctivePredicates(condition).exists {
+    case IsNotNull(_: Attribute) => false
+    case _ => true
+  }
 
   /**
    * Column statistics of an Expand's output (ROLLUP, CUBE, GROUPING SETS), which Spark does not

@@ -96,15 +96,21 @@ object Sketches {
       }
     }
 
+    private def values(in: IndexedSeq[InternalRow], i: Int): Set[Any] =
+      in.iterator.map(r => if (r.isNullAt(i)) null else r.get(i, types(i))).toSet
+
+    // Each column's distinct values in the whole sample, counted once (every filter of it asks).
+    private val distinctCounts = new java.util.concurrent.ConcurrentHashMap[Int, Int]()
+    private def distinctIn(i: Int): Int = distinctCounts.computeIfAbsent(i, _ => values(rows, i).size)
+
     private def evaluate(bound: Expression): Kept = {
       val predicate = Predicate.createInterpreted(bound)
       predicate.initialize(0)
       val keep = rows.filter(r => predicate.eval(r))
       val read = bound.collect { case b: BoundReference => b }.distinctBy(_.ordinal)
       val shares = read.map { b =>
-        def values(in: IndexedSeq[InternalRow]) = in.iterator.map(r => if (r.isNullAt(b.ordinal)) null else r.get(b.ordinal, b.dataType)).toSet
-        val all = values(rows).size
-        names(b.ordinal) -> (if (all == 0) 1.0 else values(keep).size.toDouble / all)
+        val all = distinctIn(b.ordinal)
+        names(b.ordinal) -> (if (all == 0) 1.0 else values(keep, b.ordinal).size.toDouble / all)
       }.toMap
       Kept(keep.size, rows.size, whole, shares)
     }

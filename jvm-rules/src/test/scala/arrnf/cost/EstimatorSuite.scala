@@ -60,7 +60,12 @@ class EstimatorSuite extends ArrnfSparkSuite {
     Seq("est_fact", "est_dim").foreach(t => assert(Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t).contains("rows")))
     val filtered = arranged(program("SELECT f.id FROM est_fact f JOIN est_dim d ON f.k = d.id WHERE f.s = '3'"))
       .map(_.cost).find(_.values.contains("id")).get
-    assert(filtered.rows.exists(r => r >= 1000 && r <= 4000) && filtered.source == "estimate: file metadata, sketch", filtered)
+    // a tenth of the rows: about 200 of the 2,000 sampled pass, the sample's share counts
+    assert(filtered.rows.exists(r => r >= 1000 && r <= 4000) && filtered.source == "estimate: file metadata, sketch, sample", filtered)
+    // a range keeping 100 rows (about 10 sampled, too few to count): Spark's estimate from the range
+    val ranged = arranged(program("SELECT f.id FROM est_fact f JOIN est_dim d ON f.k = d.id WHERE f.id < 100"))
+      .map(_.cost).find(_.values.contains("id")).get
+    assert(ranged.rows.exists(r => r >= 90 && r <= 110) && ranged.source == "estimate: file metadata, sketch", ranged)
     // LIKE is not estimated by Spark (it would count every row as kept): estimated from the sample
     val like = arranged(program("SELECT f.id FROM est_fact f JOIN est_dim d ON f.k = d.id WHERE f.s LIKE '%3%'"))
       .map(_.cost).find(_.values.contains("id")).get
@@ -180,6 +185,21 @@ class EstimatorSuite extends ArrnfSparkSuite {
     // columns of two tables: each table's rows bound only its own columns (f.id: 20,000 values)
     val two = groups("SELECT f.id, d.s, count(*) FROM est_fact f JOIN est_dim d ON f.k = d.id GROUP BY f.id, d.s")
     assert(two.rows.exists(_ >= 18000), two) // f.id's HyperLogLog count, about 20,000
+  }
+
+  test("a filter of a skewed column: the sample's share, not Spark's equal share of each value") {
+    // 20,000 rows: v is 0 on 60% of them, 6, 7, 8 or NULL on a tenth each (Spark: 4 values sharing 90%)
+    spark.range(20000).selectExpr("id", "CASE WHEN id % 10 < 6 THEN 0 WHEN id % 10 < 9 THEN id % 10 END AS v")
+      .write.mode("overwrite").parquet(s"$dir/est_skew")
+    spark.read.parquet(s"$dir/est_skew").createOrReplaceTempView("est_skew")
+    Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], "est_skew")
+    def kept(condition: String): Cost = arranged(program(s"SELECT s.id FROM est_skew s JOIN est_dim d ON s.v = d.id WHERE $condition"))
+      .map(_.cost).find(_.values.contains("id")).get
+    val common = kept("v = 0")
+    assert(common.rows.exists(r => r >= 10800 && r <= 13200) && common.source == "estimate: file metadata, sketch, sample", common)
+    // only NULL tests: the footers' NULL counts are exact, Spark's estimate stands
+    val notNull = kept("v IS NOT NULL")
+    assert(notNull.rows.contains(18000L) && notNull.source == "estimate: file metadata, sketch", notNull)
   }
 
   test("columns that determine one another: their combinations in the sample, not the product of their distinct counts") {
