@@ -4,9 +4,11 @@ Without it, rows are known only where metadata states them (Parquet footers, cat
 cached data); above a filter on columns without statistics they are ``unknown``. The pass runs one
 aggregate job per table (row count; per column a HyperLogLog distinct count, NULL count, and
 min/max of numbers and dates) and one sampling job (2,000 rows drawn uniformly, every row of a smaller
-table, for filters Spark's estimation does not cover such as ``LIKE``), kept in the JVM for the files
-it read, ignored once they change.
-After it, blocks read ``rows≈… (estimate: file metadata, sketch)``.
+table, for filters: those Spark's estimation does not cover such as ``LIKE``, and those keeping
+enough sampled rows to count; and for the combinations of columns a query groups by), kept in the
+JVM for the files it read, ignored once they change.
+After it, blocks read ``rows≈… (estimate: file metadata, sketch)`` (``…, sample)`` where a filter's
+rows come from the sample).
 
 >>> statistics(spark, ["nation", "region"])               # doctest: +SKIP
 ['nation: 25 rows, 4 columns sketched, 25 rows sampled (1 files)', 'region: 5 rows, 3 columns sketched, 5 rows sampled (1 files)']
