@@ -83,7 +83,7 @@ object Sketches {
       val at = columns.map(names.indexOf)
       if (columns.isEmpty || at.contains(-1)) return None
       Option(combined.get(columns)).getOrElse {
-        val counts = rows.groupMapReduce(r => at.map(i => if (r.isNullAt(i)) null else r.get(i, types(i))))(_ => 1)(_ + _)
+        val counts = rows.groupMapReduce(r => at.map(valueAt(r, _)))(_ => 1)(_ + _)
         val d = counts.size
         val f1 = counts.valuesIterator.count(_ == 1)
         val f2 = counts.valuesIterator.count(_ == 2)
@@ -96,11 +96,11 @@ object Sketches {
       }
     }
 
-    private def values(in: IndexedSeq[InternalRow], i: Int): Set[Any] =
-      in.iterator.map(r => if (r.isNullAt(i)) null else r.get(i, types(i))).toSet
+    private def valueAt(r: InternalRow, i: Int): Any = if (r.isNullAt(i)) null else r.get(i, types(i))
+    private def values(in: IndexedSeq[InternalRow], i: Int): Set[Any] = in.iterator.map(valueAt(_, i)).toSet
 
     // Each column's distinct values in the whole sample, counted once (every filter of it asks).
-    private val distinctCounts = new java.util.concurrent.ConcurrentHashMap[Int, Int]()
+    private val distinctCounts = new ConcurrentHashMap[Int, Int]()
     private def distinctIn(i: Int): Int = distinctCounts.computeIfAbsent(i, _ => values(rows, i).size)
 
     private def evaluate(bound: Expression): Kept = {

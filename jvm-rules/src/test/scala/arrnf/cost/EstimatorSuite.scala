@@ -13,11 +13,18 @@ import arrnf.stats.Sketches
 class EstimatorSuite extends ArrnfSparkSuite {
   private lazy val dir = Files.createTempDirectory("arrnf-estimator").toFile
 
-  private def table(name: String, rows: Long, keys: Long): Unit = {
-    spark.range(rows).selectExpr("id", s"id % $keys AS k", "CAST(id % 10 AS STRING) AS s")
-      .write.mode("overwrite").parquet(s"$dir/$name")
+  /** A Parquet table of `rows` rows with the columns `exprs` (SQL over `id`), registered as `name`. */
+  private def tableOf(name: String, rows: Long, exprs: String*): Unit = {
+    spark.range(rows).selectExpr(exprs: _*).write.mode("overwrite").parquet(s"$dir/$name")
     spark.read.parquet(s"$dir/$name").createOrReplaceTempView(name)
   }
+
+  private def table(name: String, rows: Long, keys: Long): Unit =
+    tableOf(name, rows, "id", s"id % $keys AS k", "CAST(id % 10 AS STRING) AS s")
+
+  /** The sketch pass over `tables`: its line for each. */
+  private def sketch(tables: String*): Seq[String] =
+    tables.map(t => Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t))
 
   private def program(sql: String): ArrnfProgram = Arrnf.ofDataset(spark.sql(sql).asInstanceOf[Dataset[_]], "q")
   private def arranged(p: ArrnfProgram): Seq[Block] = p.blocks.filter(_.head.exists(_.kind == HeadKind.ArrangeBy))
@@ -57,7 +64,7 @@ class EstimatorSuite extends ArrnfSparkSuite {
   }
 
   test("with the sketch pass: filters, joins and aggregates estimated from distinct counts, bounded by their inputs") {
-    Seq("est_fact", "est_dim").foreach(t => assert(Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t).contains("rows")))
+    sketch("est_fact", "est_dim").foreach(line => assert(line.contains("rows")))
     val filtered = arranged(program("SELECT f.id FROM est_fact f JOIN est_dim d ON f.k = d.id WHERE f.s = '3'"))
       .map(_.cost).find(_.values.contains("id")).get
     // a tenth of the rows: about 200 of the 2,000 sampled pass, the sample's share counts
@@ -87,7 +94,7 @@ class EstimatorSuite extends ArrnfSparkSuite {
     val p = program("SELECT a.id, b.id FROM est_a a JOIN est_b b ON a.k = b.k GROUP BY a.id, b.id")
     val join = p.blocks.last.cost
     assert(join.rows.isEmpty && join.source == Estimator.NoColumnStatistics, join)
-    Seq("est_a", "est_b").foreach(t => Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t))
+    sketch("est_a", "est_b")
     val ab = "SELECT a.id, b.s FROM est_a a JOIN est_b b ON a.k = b.k"
     val equi = arranged(program(s"SELECT s, count(*) FROM ($ab) GROUP BY s"))
     assert(equi.forall(_.cost.rows.isDefined), equi.map(_.cost))
@@ -103,7 +110,7 @@ class EstimatorSuite extends ArrnfSparkSuite {
   test("semi and anti joins, which Spark does not estimate, by key containment; row-keeping nodes keep the count") {
     table("est_s", 1000, 10)
     table("est_t", 1000, 4) // k in 0..3: 4 of est_s's 10 keys
-    Seq("est_s", "est_t").foreach(t => Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t))
+    sketch("est_s", "est_t")
     def rowsOf(sql: String) = arranged(program(s"SELECT x.id FROM ($sql) x JOIN est_dim d ON x.id = d.id"))
       .map(_.cost).find(c => keyedBy(c, "id") && !(c.rows.contains(100L) && c.source == "file metadata")).get // not est_dim's
     val semi = rowsOf("SELECT id FROM est_s o WHERE EXISTS (SELECT 1 FROM est_t t WHERE t.k = o.k)")
@@ -125,10 +132,8 @@ class EstimatorSuite extends ArrnfSparkSuite {
 
   test("a filter or join keeps most values of the columns it does not test: groups estimated as a random share, not scaled down") {
     // k = id % 100 and s = (id / 100) % 10 are independent: s = '3' keeps 2,000 rows holding all 100 k
-    spark.range(20000).selectExpr("id", "id % 100 AS k", "CAST((id DIV 100) % 10 AS STRING) AS s")
-      .write.mode("overwrite").parquet(s"$dir/est_ind")
-    spark.read.parquet(s"$dir/est_ind").createOrReplaceTempView("est_ind")
-    Seq("est_ind", "est_dim").foreach(t => Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t))
+    tableOf("est_ind", 20000, "id", "id % 100 AS k", "CAST((id DIV 100) % 10 AS STRING) AS s")
+    sketch("est_ind", "est_dim")
     assert(spark.sql("SELECT k FROM est_ind WHERE s = '3' GROUP BY k").count() == 100)
     // Spark's estimation scales k's 100 values down with the rows: 10 groups
     val filtered = program("SELECT k, count(*) FROM est_ind WHERE s = '3' GROUP BY k").blocks.last.cost
@@ -144,8 +149,7 @@ class EstimatorSuite extends ArrnfSparkSuite {
   }
 
   test("a filter Spark cannot estimate (LIKE, functions) over a sketched table: the share of its sample the filter keeps") {
-    Seq("est_fact", "est_dim").foreach(t => assert(Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t)
-      .matches(".*columns sketched, \\d+ rows sampled.*")))
+    sketch("est_fact", "est_dim").foreach(line => assert(line.matches(".*columns sketched, \\d+ rows sampled.*")))
     def rows(sql: String): Cost = arranged(program(sql)).map(_.cost).find(_.values.contains("id")).get
     // est_dim's 100 rows are sampled whole: the share is exact
     val small = arranged(program("SELECT f.id FROM est_fact f JOIN (SELECT id FROM est_dim WHERE s LIKE '3%') d ON f.k = d.id"))
@@ -172,7 +176,7 @@ class EstimatorSuite extends ArrnfSparkSuite {
   }
 
   test("an aggregate's groups over columns of one table's rows are no more than those rows") {
-    Seq("est_fact", "est_dim").foreach(t => Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t))
+    sketch("est_fact", "est_dim")
     def groups(sql: String): Cost = program(sql).blocks.last.cost
     // d.k (100 values) and d.s (10) are columns of est_dim's 100 rows: at most 100 combinations (+1
     // for NULLs), where Spark multiplies the distinct counts (1,000)
@@ -189,10 +193,8 @@ class EstimatorSuite extends ArrnfSparkSuite {
 
   test("a filter of a skewed column: the sample's share, not Spark's equal share of each value") {
     // 20,000 rows: v is 0 on 60% of them, 6, 7, 8 or NULL on a tenth each (Spark: 4 values sharing 90%)
-    spark.range(20000).selectExpr("id", "CASE WHEN id % 10 < 6 THEN 0 WHEN id % 10 < 9 THEN id % 10 END AS v")
-      .write.mode("overwrite").parquet(s"$dir/est_skew")
-    spark.read.parquet(s"$dir/est_skew").createOrReplaceTempView("est_skew")
-    Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], "est_skew")
+    tableOf("est_skew", 20000, "id", "CASE WHEN id % 10 < 6 THEN 0 WHEN id % 10 < 9 THEN id % 10 END AS v")
+    sketch("est_skew")
     def kept(condition: String): Cost = arranged(program(s"SELECT s.id FROM est_skew s JOIN est_dim d ON s.v = d.id WHERE $condition"))
       .map(_.cost).find(_.values.contains("id")).get
     val common = kept("v = 0")
@@ -204,10 +206,8 @@ class EstimatorSuite extends ArrnfSparkSuite {
 
   test("columns that determine one another: their combinations in the sample, not the product of their distinct counts") {
     // 20,000 rows: 50 classes, each of one of 5 categories (TPC-DS item's category and class)
-    spark.range(20000).selectExpr("id", "id % 50 AS class", "CAST(id % 50 % 5 AS STRING) AS category")
-      .write.mode("overwrite").parquet(s"$dir/est_classes")
-    spark.read.parquet(s"$dir/est_classes").createOrReplaceTempView("est_classes")
-    Seq("est_classes", "est_fact").foreach(t => Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t))
+    tableOf("est_classes", 20000, "id", "id % 50 AS class", "CAST(id % 50 % 5 AS STRING) AS category")
+    sketch("est_classes", "est_fact")
     def groups(sql: String): Cost = program(sql).blocks.last.cost
     // Spark: 5 x 50 = 250; the sample (2,000 rows) holds each of the 50 pairs about 40 times
     val pairs = groups("SELECT category, class, count(*) FROM est_classes GROUP BY category, class")
@@ -221,10 +221,8 @@ class EstimatorSuite extends ArrnfSparkSuite {
   }
 
   test("computed columns and a UNION ALL's columns get the distinct counts Spark's estimation drops") {
-    spark.range(1000).selectExpr("id", "date_add(DATE'2000-01-01', CAST(id AS INT)) AS d", "id % 10 AS k")
-      .write.mode("overwrite").parquet(s"$dir/est_dates")
-    spark.read.parquet(s"$dir/est_dates").createOrReplaceTempView("est_dates")
-    Seq("est_dates", "est_fact").foreach(t => Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t))
+    tableOf("est_dates", 1000, "id", "date_add(DATE'2000-01-01', CAST(id AS INT)) AS d", "id % 10 AS k")
+    sketch("est_dates", "est_fact")
     def groups(sql: String): Cost = program(sql).blocks.last.cost
     // 1,000 days from 2000-01-01 span three years (and twelve months)
     val years = groups("SELECT year(d), count(*) FROM est_dates GROUP BY year(d)")
@@ -240,7 +238,7 @@ class EstimatorSuite extends ArrnfSparkSuite {
   }
 
   test("a rank limit per window partition keeps k rows per partition, not its input's rows") {
-    Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], "est_fact")
+    sketch("est_fact")
     val sql = "SELECT k, id FROM (SELECT k, id, rank() OVER (PARTITION BY k ORDER BY id) AS rk FROM est_fact) WHERE rk <= 3"
     assert(spark.sql(sql).count() == 300)
     val p = program(sql)
@@ -259,7 +257,7 @@ class EstimatorSuite extends ArrnfSparkSuite {
 
   test("a sketch taken before the files changed is stale: not used, and the source says why") {
     table("est_change", 1000, 10)
-    Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], "est_change")
+    sketch("est_change")
     table("est_change", 2000, 10) // rewrites the files
     val c = program("SELECT k, count(*) FROM est_change WHERE s = '1' GROUP BY k").blocks.last.cost
     assert(c.rows.isEmpty, c)

@@ -1,0 +1,142 @@
+package arrnf.cost
+
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, ExprId, Expression, Literal}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, Distinct, Except, Expand, Filter, GlobalLimit, Intersect, Join, LeafNode, LocalLimit, LogicalPlan, Project, RepartitionOperation, Sample, Sort, Statistics, UnaryNode, Window, WindowGroupLimit}
+
+import arrnf.stats.Sketches
+
+/**
+ * An upper bound on the groups of an aggregate (its input's statistics) that Spark's estimate (the
+ * product of the grouping columns' distinct counts) does not see: columns that come from the
+ * rows of one subtree over a single table (a dimension, filtered) take at most as many
+ * combinations of values as that subtree has rows, however many values each column has. TPC-DS
+ * q3 groups by item's brand id and brand, two columns of the same items: their combinations are
+ * the items kept, not the product of both columns' distinct counts. Where the table was sampled,
+ * its columns' combinations in the sample bound them too ([[Sketches.Sample.combinations]]: item's
+ * category and class, about 100 pairs of 10 and 100 values): an estimate, not a bound, as the
+ * sample may miss rare combinations. None where a grouping column has no distinct count or no
+ * subtree's rows are known.
+ *
+ * For one [[Estimator]]: `rowsOf` gives the rows it estimated for a subtree, `sampleOf` the sketch
+ * pass's sample of a table (a leaf).
+ */
+private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], sampleOf: LogicalPlan => Option[Sketches.Sample]) {
+
+  def apply(a: Aggregate, in: Statistics): Option[BigInt] = {
+    val groups = a.groupingExpressions
+    val counts = groups.map(e => GroupBound.partitions(Seq(e), in))
+    if (groups.isEmpty || in.rowCount.isEmpty || !counts.forall(_.isDefined)) return None
+    val from = origins(a.child)
+    // The subtree a grouping expression's columns all come from, if one.
+    def subtree(e: Expression): Option[LogicalPlan] = {
+      val of = e.references.toSeq.map(r => from.get(r.exprId).map(_._1))
+      if (of.isEmpty || !of.forall(_.isDefined)) None
+      else Some(of.flatten).filter(ts => ts.forall(_ eq ts.head)).map(_.head)
+    }
+    // The combinations of a table's columns its sample tells (a column computed in the subtree, none).
+    def sampled(t: LogicalPlan, es: Seq[Expression]): Option[BigInt] = for {
+      leaf <- t.collectLeaves().headOption
+      sample <- sampleOf(leaf)
+      names <- es.foldLeft(Option(Vector.empty[String])) {
+        case (Some(ns), c: Attribute) => from.get(c.exprId).flatMap { case (_, base) =>
+          tableColumn(t, base).map(o => ns :+ o.name.toLowerCase(java.util.Locale.ROOT)) }
+        case _ => None
+      }
+      n <- sample.combinations(names.distinct)
+    } yield n
+    val placed = groups.zip(counts.flatten).map { case (e, n) => (subtree(e), e, n) }
+    val parts = placed.collect { case (Some(t), e, n) => (t, e, n) }.groupBy(x => System.identityHashCode(x._1)).values.toSeq.map { ts =>
+      val product = ts.map(_._3).product
+      val t = ts.head._1
+      // Columns that determine one another (item's class and category): as many as the sample tells.
+      // A NULL-extended row of an outer join, or a ROLLUP's subtotal, holds none of the subtree's
+      // rows: one more combination.
+      val bySample = if (ts.size > 1) sampled(t, ts.map(_._2)).map(_ + 1) else None
+      val byRows = rowsOf(t).map(_ + 1)
+      (Seq(product) ++ bySample ++ byRows).min
+    }
+    val product = (parts ++ placed.collect { case (None, _, n) => n }).product
+    Some(product.min(in.rowCount.get).max(1))
+  }
+
+  /** The table's column that output column `id` of `p` (a subtree over that table) holds, through
+   *  renames: None for a computed column. */
+  private def tableColumn(p: LogicalPlan, id: ExprId): Option[Attribute] = p match {
+    case leaf: LeafNode => leaf.output.find(_.exprId == id)
+    case Project(list, child) => list.find(_.exprId == id).flatMap {
+      case c: Attribute => tableColumn(child, c.exprId)
+      case Alias(c: Attribute, _) => tableColumn(child, c.exprId)
+      case _ => None
+    }
+    case u: UnaryNode if u.child.output.exists(_.exprId == id) => tableColumn(u.child, id)
+    case _ => None
+  }
+
+  /** The subtree over a single table that each output column of `p` is taken from, where one is:
+   *  the largest such subtree, whose every output row is one of its rows' columns; with the
+   *  expression id of that column in the subtree's output (an alias above it renames it). */
+  private def origins(p: LogicalPlan): Map[ExprId, (LogicalPlan, ExprId)] = {
+    // (An Expand repeats its input's rows: its columns are traced to its input's.)
+    if (leavesUnder(p) == 1 && !p.isInstanceOf[Expand]) return p.output.map(a => a.exprId -> (p, a.exprId)).toMap
+    lazy val ids = p.output.map(_.exprId).toSet
+    def passed(m: Map[ExprId, (LogicalPlan, ExprId)]) = m.filter { case (id, _) => ids.contains(id) }
+    p match {
+      case Project(list, child) =>
+        val m = origins(child)
+        list.flatMap {
+          case c: Attribute => m.get(c.exprId).map(c.exprId -> _)
+          case al @ Alias(c: Attribute, _) => m.get(c.exprId).map(al.exprId -> _)
+          case _ => None
+        }.toMap
+      case j: Join if Estimator.isSemi(j) => passed(origins(j.left))
+      // ROLLUP, CUBE, GROUPING SETS: a grouping column is its input column or NULL in each projection.
+      case e: Expand =>
+        val m = origins(e.child)
+        val copied = e.output.indices.flatMap { i =>
+          val column = e.projections.map(_(i)).collect { case c: Attribute => c.exprId }.distinct
+          val rest = e.projections.map(_(i)).forall {
+            case c: Attribute => column.headOption.contains(c.exprId)
+            case Literal(null, _) => true
+            case _ => false
+          }
+          if (column.size == 1 && rest) m.get(column.head).map(e.output(i).exprId -> _) else None
+        }
+        passed(m) ++ copied
+      case _: Join | _: Filter | _: Aggregate | _: Window | _: WindowGroupLimit | _: Sort | _: RepartitionOperation |
+           _: LocalLimit | _: GlobalLimit | _: Sample | _: Deduplicate | _: Distinct | _: Intersect | _: Except =>
+        // Columns passed through by expression id hold their input row's values (the left side's
+        // for INTERSECT and EXCEPT, whose rows are left rows); a UNION's are not one input's.
+        passed(p match {
+          case _: Intersect | _: Except => origins(p.children.head)
+          case _ => p.children.map(origins).foldLeft(Map.empty[ExprId, (LogicalPlan, ExprId)])(_ ++ _)
+        })
+      case _ => Map.empty
+    }
+  }
+
+  private val leafCounts = new java.util.IdentityHashMap[LogicalPlan, Integer]()
+  private def leavesUnder(p: LogicalPlan): Int = {
+    val known = leafCounts.get(p)
+    if (known != null) known
+    else {
+      val n = if (p.children.isEmpty) 1 else p.children.map(leavesUnder).sum
+      leafCounts.put(p, n)
+      n
+    }
+  }
+}
+
+private[cost] object GroupBound {
+  /** The groups of `exprs` over rows with statistics `in`: the product of their distinct values
+   *  (NULL counted as one more where there may be NULLs), if each is counted. */
+  def partitions(exprs: Seq[Expression], in: Statistics): Option[BigInt] = {
+    val counts = exprs.map { e =>
+      val stat = e match {
+        case c: Attribute => in.attributeStats.get(c)
+        case _ => Estimator.derivedColumns(Seq(Alias(e, "group")()), in).headOption.map(_._2)
+      }
+      stat.flatMap(s => s.distinctCount.map(d => if (s.nullCount.forall(_ > 0)) d + 1 else d))
+    }
+    if (counts.forall(_.isDefined)) Some(counts.flatten.product.max(1)) else None
+  }
+}
