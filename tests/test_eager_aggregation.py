@@ -246,12 +246,12 @@ def test_with_statistics_it_declines_where_nothing_is_saved(spark, sized_tables,
     assert not pre_aggregated(spark.sql(NO_REDUCTION)._jdf.queryExecution().optimizedPlan().treeString())
 
 
-def test_with_default_broadcast_it_declines_where_every_other_input_is_broadcast(spark, sized_tables, conf):
-    """Spark would broadcast the customers (a small Parquet table) and aggregate partially right
-    after the join: a pre-aggregate would only add a shuffle."""
+def test_with_default_broadcast_it_declines_where_every_join_is_broadcast(spark, sized_tables, conf):
+    """Spark would broadcast the customers (a small Parquet table): the join runs in the sales scan's
+    stage, where Spark aggregates partially; a pre-aggregate would only add a shuffle."""
     pa.statistics(spark, ["sized_sales", "sized_customers"])
     conf({"spark.sql.autoBroadcastJoinThreshold": "10485760"})
     text = _explain(spark, FEW_GROUPS)
-    assert "EagerAggregation declined: every input joined after the pre-aggregate (customers) is small enough " \
-           "for Spark to broadcast (spark.sql.autoBroadcastJoinThreshold, 10485760 bytes)" in text, text
+    assert "EagerAggregation declined: Spark broadcasts one side of every join below the aggregate " \
+           "(spark.sql.autoBroadcastJoinThreshold, 10485760 bytes)" in text, text
     assert not pre_aggregated(spark.sql(FEW_GROUPS)._jdf.queryExecution().optimizedPlan().treeString())

@@ -175,18 +175,40 @@ class EagerAggregationPlanSuite extends EagerAggregationPlanTest {
     }
   }
 
-  test("default broadcast: where Spark would broadcast every input joined after the pre-aggregate, it declines and says so") {
+  test("default broadcast: where Spark would broadcast a side of every join, it declines and says so") {
     withConf("spark.sql.ansi.enabled" -> "true") {
       val input = factLeaf(10).join(dimLeaf, Inner, Some(fk === dk)).groupBy(g)(g, sum(x).as("sx"))
       val dimBytes = dimLeaf.stats.sizeInBytes
+      assert(dimBytes < factLeaf(10).stats.sizeInBytes)
       assert(dimBytes <= org.apache.spark.sql.internal.SQLConf.get.autoBroadcastJoinThreshold)
-      declines(input, Some("is small enough for Spark to broadcast (spark.sql.autoBroadcastJoinThreshold, 10485760 bytes)"))
+      declines(input, Some("Spark broadcasts one side of every join below the aggregate " +
+        "(spark.sql.autoBroadcastJoinThreshold, 10485760 bytes)"))
       // the dimension above the threshold: joined by a shuffle, the pre-aggregate pays
       withConf("spark.sql.autoBroadcastJoinThreshold" -> (dimBytes - 1).toString) {
         assert(run(input).getTagValue(EagerAggregation.Tag).exists(_.contains("estimated rows 1000 → 10")))
       }
       withConf("spark.sql.autoBroadcastJoinThreshold" -> dimBytes.toString) {
-        declines(input, Some(s"small enough for Spark to broadcast (spark.sql.autoBroadcastJoinThreshold, $dimBytes bytes)"))
+        declines(input, Some(s"Spark broadcasts one side of every join below the aggregate " +
+          s"(spark.sql.autoBroadcastJoinThreshold, $dimBytes bytes)"))
+      }
+    }
+  }
+
+  test("default broadcast: where a join below is shuffled but Spark would broadcast every input joined after the " +
+    "pre-aggregate, it declines and says so") {
+    withConf("spark.sql.ansi.enabled" -> "true", "spark.sql.autoBroadcastJoinThreshold" -> "100") {
+      // the aggregate reads sales and d1 (R is both; shuffled: neither within 100 bytes); d2 would be broadcast
+      val st = EagerStatsLeaf(sales.output, 1000, Map("s_d1" -> 100, "s_d2" -> 5))
+      val l1 = EagerStatsLeaf(d1.output, 100, Map("k1" -> 100, "a" -> 2))
+      val l2 = EagerStatsLeaf(d2.output, 5, Map("k2" -> 5, "b" -> 5))
+      assert(l2.stats.sizeInBytes <= 100 && l1.stats.sizeInBytes > 100)
+      val input = st.join(l1, Inner, Some(s1 === k1)).join(l2, Inner, Some(s2 === k2))
+        .groupBy(b)(b, sum(amount).as("total"), max(k1).as("top"))
+      declines(input, Some("every input joined after the pre-aggregate (EagerStatsLeaf) is small enough for Spark " +
+        "to broadcast (spark.sql.autoBroadcastJoinThreshold, 100 bytes)"))
+      withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") {
+        assert(run(input).getTagValue(EagerAggregation.Tag).exists(_.contains("by [s_d2]: estimated rows 1000 → 5")),
+          run(input).getTagValue(EagerAggregation.Tag))
       }
     }
   }
@@ -205,6 +227,25 @@ class EagerAggregationPlanSuite extends EagerAggregationPlanTest {
         pre.join(l2, Inner, Some(s2 === k2))))
       assert(optimized.getTagValue(EagerAggregation.Tag).exists(_.contains("by [s_d2, a]: estimated rows 1000 → 10")),
         optimized.getTagValue(EagerAggregation.Tag))
+    }
+  }
+
+  test("with statistics, the split whose joins make the fewest rows: sales alone (1100 rows in all), not sales ⋈ d2 " +
+    "(which removes more rows but joins 20,000 first)") {
+    withConf("spark.sql.ansi.enabled" -> "true", Shuffle) {
+      // d1 has one row per key; d2 twenty (sales ⋈ d2: 20,000 rows)
+      val st = EagerStatsLeaf(sales.output, 1000, Map("s_d1" -> 10, "s_d2" -> 5))
+      val l1 = EagerStatsLeaf(d1.output, 100, Map("k1" -> 100, "a" -> 2))
+      val l2 = EagerStatsLeaf(d2.output, 100, Map("k2" -> 5, "b" -> 5))
+      val input = st.join(l1, Inner, Some(s1 === k1)).join(l2, Inner, Some(s2 === k2))
+        .groupBy(a, b)(a, b, sum(amount).as("total"))
+      val optimized = run(input)
+      val why = optimized.getTagValue(EagerAggregation.Tag)
+      assert(why.exists(_.startsWith("pre-aggregating EagerStatsLeaf by [s_d1, s_d2]: estimated rows 1000 → 50")), why)
+      assert(why.exists(_.contains("the joins and aggregates make 1100 rows, 21000 without it")), why)
+      val total = part(Sum(amount, ansi), "arrnf_sum")
+      comparePlans(optimized, Aggregate(Seq(a, b), Seq(a, b, kept(input, "total", sumOf(total))),
+        Aggregate(Seq(s1, s2), Seq(s1, s2, total), st).join(l1, Inner, Some(s1 === k1)).join(l2, Inner, Some(s2 === k2))))
     }
   }
 
