@@ -187,7 +187,7 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
       // aggregated regardless (always) or nothing is estimated (minReduction 0).
       // (R always holds what is read: those inputs' sizes are not asked for.)
       _ <- check(!cost || !everyJoinBroadcast(graph, a.child), everyJoinDecline)
-      broadcast = all.map(i => !read.contains(i) && allBroadcast(graph, Seq(i)))
+      broadcast = all.map(i => !read.contains(i) && broadcastable(graph.inputs(i)))
       worth = rs.filterNot(r => all.diff(r).forall(broadcast))
       _ <- check(!(cost && worth.isEmpty && rs.nonEmpty), broadcastDecline(graph, all.diff(rs.head)))
       splits = (if (cost) worth else rs).flatMap(r => split(graph, r, group, parts))
@@ -195,7 +195,7 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     } yield splits
   }
 
-  /** The split that removes the most rows before the join, if it removes enough; with the reason. */
+  /** Of the splits that pay, the one whose joins make the fewest rows; with the reason. */
   private def choose(a: Aggregate, graph: JoinGraph, all: Seq[Split], estimator: Estimator): Either[String, (Split, String)] = {
     val minReduction = ArrnfConf.eagerMinReduction()
     def rows(p: LogicalPlan) = Try(estimator(p).rows).toOption.flatten
@@ -218,82 +218,92 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
       s.other.fold("")(o => s" and ${names(graph, others(s))} by [${o.keys.map(_.name).mkString(", ")}] " +
         s"(counting its rows: each part multiplied by that count)" + (for (i <- rows(o.join); p <- rows(o.pre))
           yield s", estimated rows $i → $p (${fmt(BigDecimal(i) / BigDecimal(p.max(1)))}×)").getOrElse(""))
+    def reason(s: Split, in: BigInt, out: BigInt, read: BigInt) = s"${what(s)}: estimated rows $in → $out " +
+      s"(${fmt(BigDecimal(in) / BigDecimal(out))}×) before joining ${names(graph, others(s))} " +
+      s"(the aggregate reads $read rows after the joins)"
+    def estimated(ss: Seq[Split]) = ss.flatMap(s => for (in <- rows(s.rJoin); out <- rows(s.pre) if out > 0) yield (s, in, out))
+    val read = rows(a.child) // the rows the aggregate reads now, after every join
+
+    // minReduction 0 (tests): the law alone decides; the split removing the most rows where
+    // estimated, else the first.
+    if (minReduction == 0) {
+      val known = if (read.isDefined) estimated(splits) else Nil
+      return Right(known.maxByOption { case (_, in, out) => in - out } match {
+        case Some((s, in, out)) =>
+          val chosen = withOther(s)
+          (chosen, reason(chosen, in, out, read.get))
+        case None =>
+          val chosen = withOther(splits.head)
+          (chosen, s"${what(chosen)} (estimates unknown; minReduction is 0)")
+      })
+    }
+
     // Where Spark would broadcast every input joined after the pre-aggregate, it already aggregates
     // partially right after those joins, in the same stage as R's scan: a pre-aggregate would save
     // only cheap hash probes and add a shuffle (measured at scale factor 1, default broadcast: the
     // rule's queries ran 0.95× as a geometric mean before this test). Spark's own size estimate
     // decides its broadcasts, so it decides here; not estimated further.
-    val worth = if (minReduction == 0) splits else splits.filterNot(s => allBroadcast(graph, others(s)))
+    val worth = splits.filterNot(s => allBroadcast(graph, others(s)))
     if (worth.isEmpty) return Left(broadcastDecline(graph, others(splits.head)))
-    val read = rows(a.child) // the rows the aggregate reads now, after every join
-    // Without them no split can be weighed (estimating the splits would be wasted).
-    if (read.isEmpty && minReduction != 0) return Left(s"the pre-aggregate's rows are unknown (${estimator(a.child).source})")
-    val known = worth.flatMap(s => for (in <- rows(s.rJoin); out <- rows(s.pre) if out > 0) yield (s, in, out))
-    if (known.nonEmpty && read.isDefined) {
-      def reason(s: Split, in: BigInt, out: BigInt) = s"${what(s)}: estimated rows $in → $out " +
-        s"(${fmt(BigDecimal(in) / BigDecimal(out))}×) before joining ${names(graph, others(s))} " +
-        s"(the aggregate reads ${read.get} rows after the joins)"
-      // Why a split does not pay, if it does not. When the other inputs filter R (a date range, a
-      // selective dimension), the original aggregates only the rows that survive the joins, while
-      // the pre-aggregate would read all of R.
-      def short(in: BigInt, out: BigInt): Option[String] =
-        if (minReduction == 0) None
-        else if (!reduces(in, out)) Some(s"below spark.arrnf.EagerAggregation.minReduction ($minReduction)")
-        else if (read.get * 2 < in) Some("the joins keep fewer than half of the pre-aggregate's input rows")
-        else None
-      val paying = known.filter { case (_, in, out) => short(in, out).isEmpty }
-      // A split also joins the other inputs in another order, and the rows it removes before the
-      // join say nothing of the rows its joins make: of the splits that pay, the one whose joins
-      // and aggregates make the fewest rows, and only if fewer than the original's (TPC-DS q82,
-      // broadcast off: item ⋈ inventory ⋈ date_dim and store_sales both pre-aggregated, 22,142
-      // estimated rows in all, rather than inventory ⋈ date_dim alone, which removed more rows:
-      // 1.08× before, 1.24× and 1.37× after). Most removed first: the decline names that one.
-      lazy val before = produced(graph, a.child, rows)
-      val weighed = if (minReduction == 0) paying.map(p => (p, Option.empty[BigInt]))
-        else paying.sortBy { case (_, in, out) => out - in }.map(p => (p, produced(graph, p._1.top, rows)))
-      val cheaper = weighed.collect { case (p, Some(after)) if before.exists(after < _) => (p, after) }
-      if (minReduction == 0 && paying.nonEmpty) {
-        val (s, in, out) = paying.maxBy { case (_, in, out) => in - out }
-        val chosen = withOther(s)
-        Right((chosen, reason(chosen, in, out)))
-      } else if (cheaper.nonEmpty) {
-        val ((s, in, out), after) = cheaper.minBy(_._2)
-        val chosen = withOther(s)
-        Right((chosen, s"${reason(chosen, in, out)}; the joins and aggregates make $after rows, " +
-          s"${before.get} without it"))
-      } else if (paying.nonEmpty) {
-        val ((s, in, out), after) = weighed.head
-        Left(s"${reason(s, in, out)}; " + (after.zip(before) match {
-          case Some((x, y)) => s"joined in the order the split allows, the joins and aggregates would make $x rows, " +
-            s"not fewer than the original's $y"
-          case None => "the rows the joins would make in the order the split allows are unknown"
-        }))
-      } else {
-        val (s, in, out) = known.maxBy { case (_, in, out) => in - out }
-        Left(s"${reason(s, in, out)}; ${short(in, out).get}")
-      }
-    } else if (minReduction == 0) {
-      val chosen = withOther(worth.head)
-      Right((chosen, s"${what(chosen)} (estimates unknown; minReduction is 0)"))
-    } else Left(s"the pre-aggregate's rows are unknown (${Try(estimator(if (read.isEmpty) a.child else worth.head.pre)
-      .source).getOrElse("unknown")})")
+    // Without the rows read now no split can be weighed (estimating the splits would be wasted).
+    if (read.isEmpty) return Left(s"the pre-aggregate's rows are unknown (${estimator(a.child).source})")
+    val known = estimated(worth)
+    if (known.isEmpty) return Left(s"the pre-aggregate's rows are unknown (${Try(estimator(worth.head.pre).source).getOrElse("unknown")})")
+    // Why a split does not pay, if it does not. When the other inputs filter R (a date range, a
+    // selective dimension), the original aggregates only the rows that survive the joins, while
+    // the pre-aggregate would read all of R.
+    def short(in: BigInt, out: BigInt): Option[String] =
+      if (!reduces(in, out)) Some(s"below spark.arrnf.EagerAggregation.minReduction ($minReduction)")
+      else if (read.get * 2 < in) Some("the joins keep fewer than half of the pre-aggregate's input rows")
+      else None
+    // Most removed first: a decline names that one.
+    val paying = known.filter { case (_, in, out) => short(in, out).isEmpty }.sortBy { case (_, in, out) => out - in }
+    if (paying.isEmpty) {
+      val (s, in, out) = known.maxBy { case (_, in, out) => in - out }
+      return Left(s"${reason(s, in, out, read.get)}; ${short(in, out).get}")
+    }
+    // A split also joins the other inputs in another order, and the rows it removes before the
+    // join say nothing of the rows its joins make: of the splits that pay, the one whose joins
+    // and aggregates make the fewest rows, and only if fewer than the original's (TPC-DS q82,
+    // broadcast off: item ⋈ inventory ⋈ date_dim and store_sales both pre-aggregated, 22,142
+    // estimated rows in all, rather than inventory ⋈ date_dim alone, which removed more rows:
+    // 1.08× before, 1.24× and 1.37× after).
+    val produced = new Produced(graph, rows)
+    val (first, in1, out1) = paying.head
+    produced(a.child) match {
+      case None => Left(s"${reason(first, in1, out1, read.get)}; the rows the original's joins make are unknown")
+      case Some(before) =>
+        val weighed = paying.map(p => (p, produced(p._1.top)))
+        weighed.collect { case (p, Some(after)) if after < before => (p, after) }.minByOption(_._2) match {
+          case Some(((s, in, out), after)) =>
+            val chosen = withOther(s)
+            Right((chosen, s"${reason(chosen, in, out, read.get)}; the joins and aggregates make $after rows, " +
+              s"$before without it"))
+          case None =>
+            Left(s"${reason(first, in1, out1, read.get)}; " + (weighed.head._2 match {
+              case Some(x) => s"joined in the order the split allows, the joins and aggregates would make $x rows, " +
+                s"not fewer than the original's $before"
+              case None => "the rows the joins would make in the order the split allows are unknown"
+            }))
+        }
+    }
   }
 
-  /** The rows the joins and aggregates of `plan` above `graph`'s inputs make (each is what the next
+  /** The rows the joins and aggregates of a plan above `graph`'s inputs make (each is what the next
    *  operator reads, probes or shuffles): C_out, the classic measure of a join order. */
-  private def produced(graph: JoinGraph, plan: LogicalPlan, rows: LogicalPlan => Option[BigInt]): Option[BigInt] = {
-    val inputs = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[LogicalPlan, java.lang.Boolean]())
+  private final class Produced(graph: JoinGraph, rows: LogicalPlan => Option[BigInt]) {
+    private val inputs = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[LogicalPlan, java.lang.Boolean]())
     graph.inputs.foreach(inputs.add)
-    def go(p: LogicalPlan): Option[BigInt] =
+
+    def apply(p: LogicalPlan): Option[BigInt] =
       if (inputs.contains(p)) Some(BigInt(0))
       else {
         val own = p match {
           case _: Join | _: Aggregate => rows(p)
           case _ => Some(BigInt(0))
         }
-        p.children.foldLeft(own)((sum, c) => sum.zip(go(c)).map { case (x, y) => x + y })
+        p.children.foldLeft(own)((sum, c) => sum.zip(apply(c)).map { case (x, y) => x + y })
       }
-    go(plan)
   }
 
   private def broadcastDecline(graph: JoinGraph, after: Seq[Int]): String =
@@ -313,19 +323,21 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
    *  inventory's filtered rows (Spark's size estimate of an aggregate over a join allows no
    *  broadcast): 0.63× measured. */
   private def everyJoinBroadcast(graph: JoinGraph, plan: LogicalPlan): Boolean = {
-    val threshold = SQLConf.get.autoBroadcastJoinThreshold
-    def small(p: LogicalPlan) = Try(p.stats.sizeInBytes <= threshold).getOrElse(false)
     def go(p: LogicalPlan): Boolean = graph.inputs.exists(_ eq p) || (p match {
-      case j: Join => (small(j.left) || small(j.right)) && go(j.left) && go(j.right)
+      case j: Join => (broadcastable(j.left) || broadcastable(j.right)) && go(j.left) && go(j.right)
       case _ => p.children.forall(go)
     })
-    threshold > 0 && go(plan)
+    SQLConf.get.autoBroadcastJoinThreshold > 0 && go(plan)
   }
 
-  /** Whether Spark would broadcast every one of `inputs` (its own size estimate decides). */
-  private def allBroadcast(graph: JoinGraph, inputs: Seq[Int]): Boolean = {
+  /** Whether Spark would broadcast every one of `inputs`. */
+  private def allBroadcast(graph: JoinGraph, inputs: Seq[Int]): Boolean = inputs.forall(i => broadcastable(graph.inputs(i)))
+
+  /** Whether Spark's own size estimate of `p` (the one its JoinSelection reads) is within
+   *  `spark.sql.autoBroadcastJoinThreshold`. */
+  private def broadcastable(p: LogicalPlan): Boolean = {
     val threshold = SQLConf.get.autoBroadcastJoinThreshold
-    threshold > 0 && inputs.forall(i => Try(graph.inputs(i).stats.sizeInBytes <= threshold).getOrElse(false))
+    threshold > 0 && Try(p.stats.sizeInBytes <= threshold).getOrElse(false)
   }
 
   /** The plan for one choice R of inputs to pre-aggregate, if the law holds for it: the other

@@ -198,12 +198,9 @@ class EagerAggregationPlanSuite extends EagerAggregationPlanTest {
     "pre-aggregate, it declines and says so") {
     withConf("spark.sql.ansi.enabled" -> "true", "spark.sql.autoBroadcastJoinThreshold" -> "100") {
       // the aggregate reads sales and d1 (R is both; shuffled: neither within 100 bytes); d2 would be broadcast
-      val st = EagerStatsLeaf(sales.output, 1000, Map("s_d1" -> 100, "s_d2" -> 5))
-      val l1 = EagerStatsLeaf(d1.output, 100, Map("k1" -> 100, "a" -> 2))
-      val l2 = EagerStatsLeaf(d2.output, 5, Map("k2" -> 5, "b" -> 5))
-      assert(l2.stats.sizeInBytes <= 100 && l1.stats.sizeInBytes > 100)
-      val input = st.join(l1, Inner, Some(s1 === k1)).join(l2, Inner, Some(s2 === k2))
-        .groupBy(b)(b, sum(amount).as("total"), max(k1).as("top"))
+      val star = statsStar()
+      assert(star.d2.stats.sizeInBytes <= 100 && star.d1.stats.sizeInBytes > 100)
+      val input = star.joined.groupBy(b)(b, sum(amount).as("total"), max(k1).as("top"))
       declines(input, Some("every input joined after the pre-aggregate (EagerStatsLeaf) is small enough for Spark " +
         "to broadcast (spark.sql.autoBroadcastJoinThreshold, 100 bytes)"))
       withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") {
@@ -215,11 +212,9 @@ class EagerAggregationPlanSuite extends EagerAggregationPlanTest {
 
   test("with statistics, the split that removes the most rows: sales ⋈ d1 by (s_d2, a), 1000 → 10, over sales alone, 1000 → 500") {
     withConf("spark.sql.ansi.enabled" -> "true", Shuffle) {
-      val st = EagerStatsLeaf(sales.output, 1000, Map("s_d1" -> 100, "s_d2" -> 5))
-      val l1 = EagerStatsLeaf(d1.output, 100, Map("k1" -> 100, "a" -> 2))
-      val l2 = EagerStatsLeaf(d2.output, 5, Map("k2" -> 5, "b" -> 5))
-      val input = st.join(l1, Inner, Some(s1 === k1)).join(l2, Inner, Some(s2 === k2))
-        .groupBy(a, b)(a, b, sum(amount).as("total"))
+      val star = statsStar()
+      val StatsStar(st, l1, l2) = star
+      val input = star.joined.groupBy(a, b)(a, b, sum(amount).as("total"))
       val optimized = run(input)
       val total = part(Sum(amount, ansi), "arrnf_sum")
       val pre = Aggregate(Seq(s2, a), Seq(s2, a, total), st.join(l1, Inner, Some(s1 === k1)))
@@ -234,11 +229,9 @@ class EagerAggregationPlanSuite extends EagerAggregationPlanTest {
     "(which removes more rows but joins 20,000 first)") {
     withConf("spark.sql.ansi.enabled" -> "true", Shuffle) {
       // d1 has one row per key; d2 twenty (sales ⋈ d2: 20,000 rows)
-      val st = EagerStatsLeaf(sales.output, 1000, Map("s_d1" -> 10, "s_d2" -> 5))
-      val l1 = EagerStatsLeaf(d1.output, 100, Map("k1" -> 100, "a" -> 2))
-      val l2 = EagerStatsLeaf(d2.output, 100, Map("k2" -> 5, "b" -> 5))
-      val input = st.join(l1, Inner, Some(s1 === k1)).join(l2, Inner, Some(s2 === k2))
-        .groupBy(a, b)(a, b, sum(amount).as("total"))
+      val star = statsStar(salesD1 = 10, d2Rows = 100)
+      val StatsStar(st, l1, l2) = star
+      val input = star.joined.groupBy(a, b)(a, b, sum(amount).as("total"))
       val optimized = run(input)
       val why = optimized.getTagValue(EagerAggregation.Tag)
       assert(why.exists(_.startsWith("pre-aggregating EagerStatsLeaf by [s_d1, s_d2]: estimated rows 1000 → 50")), why)
@@ -246,6 +239,19 @@ class EagerAggregationPlanSuite extends EagerAggregationPlanTest {
       val total = part(Sum(amount, ansi), "arrnf_sum")
       comparePlans(optimized, Aggregate(Seq(a, b), Seq(a, b, kept(input, "total", sumOf(total))),
         Aggregate(Seq(s1, s2), Seq(s1, s2, total), st).join(l1, Inner, Some(s1 === k1)).join(l2, Inner, Some(s2 === k2))))
+    }
+  }
+
+  test("with statistics, it declines where the only split that pays makes no fewer rows in its join order: sales ⋈ d2 " +
+    "(1000 → 20,000 rows → 500) before d1, as many as the original's sales ⋈ d1 before d2") {
+    withConf("spark.sql.ansi.enabled" -> "true", Shuffle) {
+      // d1: one row per key, 100 values of a (sales alone and sales ⋈ d1 fall only 2×: 500 groups);
+      // d2: twenty rows per key (sales ⋈ d2: 20,000 rows, 500 groups of (s_d1, b): 40×)
+      val star = statsStar(d1Values = 100, d2Rows = 100)
+      val input = star.joined.groupBy(a, b)(a, b, sum(amount).as("total"))
+      declines(input, Some("pre-aggregating EagerStatsLeaf ⋈ EagerStatsLeaf by [s_d1, b]: estimated rows 20000 → 500"))
+      assert(declinedWhy(input).exists(_.endsWith("joined in the order the split allows, the joins and aggregates " +
+        "would make 21000 rows, not fewer than the original's 21000")), declinedWhy(input))
     }
   }
 

@@ -47,6 +47,18 @@ trait EagerAggregationPlanTest extends RulePlanTest {
   protected val d2 = LocalRelation($"k2".int, $"b".string)
   protected val Seq(k2, b) = (d2.output: @unchecked)
 
+  /** The star with statistics: sales' 1000 rows (`salesD1` distinct s_d1, 5 distinct s_d2), d1's
+   *  100 rows (100 keys, `d1Values` distinct a), d2's `d2Rows` rows (5 keys, 5 distinct b). */
+  protected final case class StatsStar(sales: EagerStatsLeaf, d1: EagerStatsLeaf, d2: EagerStatsLeaf) {
+    /** sales ⋈ d1 (s_d1 = k1) ⋈ d2 (s_d2 = k2) */
+    def joined: LogicalPlan = sales.join(d1, Inner, Some(s1 === k1)).join(d2, Inner, Some(s2 === k2))
+  }
+
+  protected def statsStar(salesD1: Int = 100, d1Values: Int = 2, d2Rows: Int = 5): StatsStar = StatsStar(
+    EagerStatsLeaf(sales.output, 1000, Map("s_d1" -> salesD1, "s_d2" -> 5)),
+    EagerStatsLeaf(d1.output, 100, Map("k1" -> 100, "a" -> d1Values)),
+    EagerStatsLeaf(d2.output, d2Rows, Map("k2" -> 5, "b" -> 5)))
+
   protected def run(plan: LogicalPlan) = executor(once(EagerAggregation)).execute(plan)
 
   /** The law without the cost guard (no statistics here), ANSI on as in Spark 4's default. The
