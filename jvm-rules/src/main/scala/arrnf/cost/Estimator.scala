@@ -194,6 +194,11 @@ final class Estimator {
                 yield (n * w.limit).min(m)
               case _ => None
             }
+            // Without window partitions and without its input's rows: k rows, as a LIMIT's (the plan's shape).
+            lazy val rankLimit = p match {
+              case w: WindowGroupLimit if w.partitionSpec.isEmpty && !in.exists(_.rowCount.isDefined) => Some(BigInt(w.limit))
+              case _ => None
+            }
             def fromTheSample: LogicalPlan = {
               sourcesBelow.put(p, below + "sample")
               ours(bySample.get._1.copy(sizeInBytes = size))
@@ -227,6 +232,9 @@ final class Estimator {
               // A rank limit per window partition (`rank() ... WHERE rk <= k`, TPC-DS q67's 100 per
               // category), which Spark's estimation passes its input's rows through: k rows per
               // partition (exactly, for row_number; ties may add a few for rank).
+              case _: WindowGroupLimit if rankLimit.isDefined =>
+                sourcesBelow.put(p, Set.empty)
+                ours(Statistics(sizeInBytes = size, rowCount = rankLimit))
               case w: WindowGroupLimit if topK.isDefined =>
                 val rows = topK.get
                 ours(Statistics(sizeInBytes = size, rowCount = Some(rows), attributeStats = AttributeMap(in.get.attributeStats.toSeq.map {

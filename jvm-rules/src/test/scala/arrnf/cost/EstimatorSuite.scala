@@ -243,12 +243,24 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(spark.sql(sql).count() == 300)
     val p = program(sql)
     // The window's buffer holds what the rank limit keeps: 100 values of k, 3 rows each (Spark's
-    // estimation passes the 20,000 rows through its WindowGroupLimit). The limit's own state is its
-    // input (the cost model's TopK).
+    // estimation passes the 20,000 rows through its WindowGroupLimit). So does the limit's own state
+    // as Spark builds it: each task keeps the first 3 rows of each k, and only those are shuffled
+    // and sorted again (the cost model's TopK; Differential's would hold its whole input).
     def window(p: ArrnfProgram) = p.blocks.find(_.head.exists(h => h.kind == HeadKind.Reduce)).get.cost
+    def limit(p: ArrnfProgram) = p.blocks.find(_.head.exists(_.kind == HeadKind.TopK)).get.cost
     // (k's HyperLogLog count, about 100)
     assert(window(p).rows.exists(r => r >= 285 && r <= 330) && window(p).source == "estimate: file metadata, sketch", window(p))
-    assert(p.blocks.find(_.head.exists(_.kind == HeadKind.TopK)).get.cost.rows.contains(20000L))
+    assert(limit(p).rows == window(p).rows && limit(p).source == window(p).source, limit(p))
+    // no window partitions: k rows of the input's 20,000
+    val first = program("SELECT id FROM (SELECT id, row_number() OVER (ORDER BY id) AS rk FROM est_fact) WHERE rk <= 5")
+    assert(limit(first).rows.contains(5L) && window(first).rows.contains(5L), limit(first))
+    // ... and where the input's rows are unknown (a HAVING filter over counts): k rows, the plan's
+    // shape, for a rank limit and for row_number's (which Spark makes a LIMIT)
+    for (f <- Seq("rank", "row_number")) {
+      val having = program(s"SELECT k FROM (SELECT k, $f() OVER (ORDER BY c) AS rk FROM " +
+        "(SELECT k, count(*) AS c FROM est_fact GROUP BY k HAVING count(*) > 5)) WHERE rk <= 4")
+      assert(limit(having).rows.contains(4L) && limit(having).source == Estimator.PlanShape, f -> limit(having))
+    }
     // partitions not counted (a computed column Spark's estimation drops, of two columns' values
     // hashed): the input's rows stand
     val hashed = program("SELECT k FROM (SELECT k, rank() OVER (PARTITION BY hash(s, id) ORDER BY id) AS rk FROM est_fact) WHERE rk <= 3")
