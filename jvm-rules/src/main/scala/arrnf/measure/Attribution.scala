@@ -3,6 +3,7 @@ package arrnf.measure
 import scala.collection.mutable
 import scala.util.Try
 
+import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeRow}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.execution.{ColumnarToRowExec, InputAdapter, ProjectExec, ReusedSubqueryExec, SortExec, SparkPlan, WholeStageCodegenExec}
@@ -12,6 +13,7 @@ import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
 import org.apache.spark.sql.execution.joins.{BaseJoinExec, BroadcastNestedLoopJoinExec, HashJoin, ShuffledHashJoinExec}
 import org.apache.spark.sql.execution.window.WindowExecBase
+import org.apache.spark.sql.types.DecimalType
 
 import arrnf.normalize.BlockIndex
 
@@ -64,10 +66,26 @@ object Attribution {
     m.get("numOutputRows").orElse(m.get("shuffleRecordsWritten"))
   }
 
-  /** Bytes of the rows `p` produces where Spark measured them: an exchange's `dataSize`. */
+  /** Bytes of the rows `p` produces where Spark measured them: a shuffle's `dataSize`; a broadcast's
+   *  rows times their size as UnsafeRows where every column has a fixed width (exact). A broadcast's
+   *  own `dataSize` is its hash map's allocation (a 64 MB page for four rows: peak memory, not the
+   *  rows); with strings or other variable-width columns their bytes are unknown. */
   private[measure] def bytesOf(p: SparkPlan): Option[Long] = through(p) {
-    case x @ (_: ShuffleExchangeLike | _: BroadcastExchangeLike) => metricsOf(x).get("dataSize")
+    case x: ShuffleExchangeLike => metricsOf(x).get("dataSize")
+    case x: BroadcastExchangeLike =>
+      for (rows <- metricsOf(x).get("numOutputRows"); size <- fixedRowSize(x.output)) yield rows * size
     case _ => None
+  }
+
+  /** The size of an UnsafeRow of `columns` where it does not depend on the values: the NULL bits,
+   *  8 bytes a column, and 16 more for a DECIMAL too wide for a long. */
+  private[measure] def fixedRowSize(columns: Seq[Attribute]): Option[Long] = {
+    val extra = columns.map(_.dataType match {
+      case t if UnsafeRow.isFixedLength(t) => Some(0L)
+      case d: DecimalType => Some(16L) // precision > 18: its bytes, in 16 reserved
+      case _ => None
+    })
+    Option.when(extra.forall(_.isDefined))(UnsafeRow.calculateBitSetWidthInBytes(columns.size).toLong + 8L * columns.size + extra.flatten.sum)
   }
 
   /** The measured size of one row `p` produces where it is a shuffle: data size / records. */
@@ -90,7 +108,7 @@ object Attribution {
   /**
    * The rows and bytes of the state `p` holds (seed `arrangement-costs.md`: what an arrangement
    * holds), where Spark measured them: a shuffle's records and data size, a broadcast relation's
-   * rows and data size, a sort's input (the rows of the exchange it reads), a hash join's build
+   * rows and their bytes ([[bytesOf]]), a sort's input (the rows of the exchange it reads), a hash join's build
    * side (a shuffled one's `buildDataSize`), an aggregate's groups and their size (groups × the size
    * of a row of the shuffle below it, which carries the same keys and buffers; none without one:
    * `peakMemory` counts the pages Spark allocated, not what they hold), a window's rows. A
@@ -98,7 +116,7 @@ object Attribution {
    */
   private[measure] def stateOf(p: SparkPlan, m: Map[String, Long]): (Option[Long], Option[Long]) = p match {
     case _: ShuffleExchangeLike => (m.get("shuffleRecordsWritten"), m.get("dataSize"))
-    case _: BroadcastExchangeLike => (m.get("numOutputRows"), m.get("dataSize"))
+    case b: BroadcastExchangeLike => (m.get("numOutputRows"), bytesOf(b))
     case s: SortExec => (rowsOf(s.child), bytesOf(s.child))
     case h: ShuffledHashJoinExec =>
       val build = if (h.buildSide == BuildLeft) h.left else h.right
