@@ -267,13 +267,13 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     }
     // A split also joins the other inputs in another order, and the rows it removes before the
     // join say nothing of the rows its joins make: of the splits that pay, the one whose joins
-    // and aggregates make the fewest rows, and only if fewer than the original's (TPC-DS q82,
-    // broadcast off: item ⋈ inventory ⋈ date_dim and store_sales both pre-aggregated, 22,142
-    // estimated rows in all, rather than inventory ⋈ date_dim alone, which removed more rows:
-    // 1.08× before, 1.24× and 1.37× after). It must make [[MinFewerRows]] times fewer: a split whose
-    // joins make a little fewer rows still adds an aggregate and its shuffle (broadcast off, scale
-    // factor 1: q7, q26, q31 and q63 made 1.07-1.33× fewer and ran 0.92-1.05×; the others made at
-    // least 1.67× fewer).
+    // and aggregates make the fewest rows (TPC-DS q82, broadcast off: item ⋈ inventory ⋈ date_dim
+    // and store_sales both pre-aggregated, 22,142 estimated rows in all, rather than inventory ⋈
+    // date_dim alone, which removed more rows: 1.08× before, 1.24× and 1.37× after), and only if
+    // [[MinFewerRows]] times fewer than the original's: a split whose joins make a few fewer rows
+    // still adds an aggregate and its shuffle (broadcast off, scale factor 1: q7, q26, q31 and q63
+    // made 1.07-1.33× fewer and ran 0.92-1.05×; the queries it fires on make at least 1.67× fewer;
+    // the threshold is fitted on these same queries).
     val produced = new Produced(graph, rows)
     val (first, in1, out1) = paying.head
     produced(a.child) match {
