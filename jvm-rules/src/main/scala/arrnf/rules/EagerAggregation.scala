@@ -299,11 +299,8 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
   /** The rows the joins and aggregates of a plan above `graph`'s inputs make (each is what the next
    *  operator reads, probes or shuffles): C_out, the classic measure of a join order. */
   private final class Produced(graph: JoinGraph, rows: LogicalPlan => Option[BigInt]) {
-    private val inputs = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[LogicalPlan, java.lang.Boolean]())
-    graph.inputs.foreach(inputs.add)
-
     def apply(p: LogicalPlan): Option[BigInt] =
-      if (inputs.contains(p)) Some(BigInt(0))
+      if (graph.isInput(p)) Some(BigInt(0))
       else {
         val own = p match {
           case _: Join | _: Aggregate => rows(p)
@@ -330,7 +327,7 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
    *  inventory's filtered rows (Spark's size estimate of an aggregate over a join allows no
    *  broadcast): 0.63× measured. */
   private def everyJoinBroadcast(graph: JoinGraph, plan: LogicalPlan): Boolean = {
-    def go(p: LogicalPlan): Boolean = graph.inputs.exists(_ eq p) || (p match {
+    def go(p: LogicalPlan): Boolean = graph.isInput(p) || (p match {
       case j: Join => (broadcastable(j.left) || broadcastable(j.right)) && go(j.left) && go(j.right)
       case _ => p.children.forall(go)
     })

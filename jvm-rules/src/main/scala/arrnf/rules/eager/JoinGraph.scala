@@ -24,6 +24,15 @@ private[rules] final case class JoinGraph(inputs: IndexedSeq[LogicalPlan], conds
 
   private val prefixes = scala.collection.mutable.HashMap.empty[Vector[Int], LogicalPlan]
 
+  private lazy val inputSet = {
+    val set = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[LogicalPlan, java.lang.Boolean]())
+    inputs.foreach(set.add)
+    set
+  }
+
+  /** Whether `p` is one of the inputs (the node itself, not an equal one). */
+  def isInput(p: LogicalPlan): Boolean = inputSet.contains(p)
+
   /** The inputs whose columns `e` reads. */
   def inputsOf(e: Expression): Set[Int] = {
     val known = inputsRead.get(e)
