@@ -3,7 +3,8 @@ package arrnf.cost
 import scala.jdk.CollectionConverters._
 import scala.util.Try
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeMap, AttributeSet}
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, AttributeSet, ExprId, GreaterThanOrEqual, LessThanOrEqual, Literal}
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.Inner
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Expand, Filter, Join, LeafNode, LogicalPlan, Project, RepartitionOperation, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
@@ -157,7 +158,9 @@ final class Estimator {
             // over 2.9 million rows become 2 in 3,055 of them) for the columns the node does not test
             // (`tested`): those rows are rather a random share, which keeps most values
             // ([[Estimator.distinctIn]]: about 1,480 dates).
-            def sampled(copied: LogicalPlan, tested: AttributeSet, children: Seq[LogicalPlan]): LogicalPlan =
+            // `caps`: the most distinct values an untested column can keep ([[keyRangeCaps]]).
+            def sampled(copied: LogicalPlan, tested: AttributeSet, children: Seq[LogicalPlan],
+                caps: Map[ExprId, BigInt] = Map.empty): LogicalPlan =
               Try(copied.stats).toOption.filter(_.rowCount.isDefined) match {
                 case None => estimated(None, copied)
                 case Some(out) =>
@@ -172,8 +175,11 @@ final class Estimator {
                       d <- in.attributeStats.get(a).flatMap(_.distinctCount)
                       better = Estimator.distinctIn(d, m, n) if better > spark
                     } yield s.copy(distinctCount = Some(better))
-                    changed ||= fixed.isDefined
-                    a -> fixed.getOrElse(s)
+                    val kept = fixed.getOrElse(s)
+                    val capped = caps.get(a.exprId).filter(c => !tested.contains(a) && kept.distinctCount.exists(_ > c))
+                      .map(c => kept.copy(distinctCount = Some(c.min(n).max(1))))
+                    changed ||= fixed.isDefined || capped.isDefined
+                    a -> capped.getOrElse(kept)
                   }
                   estimated(Some(n), if (!changed) copied
                     else EstimatedNode(copied, out.copy(attributeStats = AttributeMap(columns))))
@@ -247,7 +253,9 @@ final class Estimator {
               // Filters and inner joins: Spark's rows, with distinct counts of the columns they do
               // not test taken as a random share of the rows, not scaled down with them.
               case f: Filter => sampled(copied, f.condition.references, children)
-              case j: Join if j.joinType == Inner => sampled(copied, AttributeSet(j.condition.toSeq.flatMap(_.references)), children)
+              case j: Join if j.joinType == Inner =>
+                sampled(copied, AttributeSet(j.condition.toSeq.flatMap(_.references)), children,
+                  Try(keyRangeCaps(j, children)).getOrElse(Map.empty))
               // Computed columns, which Spark's estimation drops.
               case pr: Project if in.exists(_.rowCount.isDefined) =>
                 val derived = Try(Estimator.derivedColumns(pr.projectList, in.get)).getOrElse(Nil)
@@ -289,6 +297,53 @@ final class Estimator {
       }
       copy(root)
     }
+  }
+
+  /**
+   * Where a side of inner join `j` is a sampled table's rows (through filters and projections of
+   * columns) and the other side (`children`: both sides' copies) holds its key only within a range
+   * of values, the rows that can match are those with their key in that range: each of the side's
+   * other columns keeps at most the share of the sample's values found on the sampled rows within
+   * the range (where at least [[Estimator.MinSampled]] of them are, or the sample is the table).
+   * Spark's join estimation keeps the side's distinct counts: TPC-DS store_sales ⋈ date_dim keeps
+   * five of date_dim's 200 years, and 261 of its 10,436 weeks.
+   */
+  private def keyRangeCaps(j: Join, children: Seq[LogicalPlan]): Map[ExprId, BigInt] = j match {
+    case ExtractEquiJoinKeys(Inner, leftKeys, rightKeys, _, _, _, _, _) =>
+      val sides = IndexedSeq((j.left, children(1)), (j.right, children.head))
+      val pairs = leftKeys.zip(rightKeys).collect {
+        case (l: Attribute, r: Attribute) if l.dataType == r.dataType => Seq((0, l, r), (1, r, l))
+      }.flatten
+      pairs.flatMap { case (i, own, other) =>
+        val (side, theirs) = sides(i)
+        val caps = for {
+          leaf <- tableUnder(side) if leaf.outputSet.contains(own)
+          sample <- Option(samples.get(leaf))
+          range <- theirs.stats.attributeStats.get(other)
+          lo <- range.min
+          hi <- range.max
+          table <- Option(copies.get(leaf)).map(_._1.stats)
+          columns = side.output.filterNot(_.exprId == own.exprId)
+          kept <- sample.share(And(GreaterThanOrEqual(own, Literal(lo, own.dataType)),
+            LessThanOrEqual(own, Literal(hi, own.dataType))), leaf.output, columns)
+          if kept.kept < kept.size && (kept.whole || kept.kept >= Estimator.MinSampled)
+        } yield columns.flatMap { c =>
+          for {
+            share <- kept.distinctShare.get(c.name.toLowerCase(java.util.Locale.ROOT))
+            d <- table.attributeStats.get(c).flatMap(_.distinctCount)
+          } yield c.exprId -> BigDecimal(d.toDouble * share).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.max(1)
+        }
+        caps.getOrElse(Nil)
+      }.groupMapReduce(_._1)(_._2)(_ min _)
+    case _ => Map.empty
+  }
+
+  /** The table `p` reads, where `p` is its rows through filters and projections of columns. */
+  private def tableUnder(p: LogicalPlan): Option[LeafNode] = p match {
+    case f: Filter => tableUnder(f.child)
+    case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => tableUnder(child)
+    case leaf: LeafNode => Some(leaf)
+    case _ => None
   }
 
   private lazy val groupBound = new GroupBound(t => Option(known.get(t)).flatMap(_.rows), leaf => Option(samples.get(leaf)))

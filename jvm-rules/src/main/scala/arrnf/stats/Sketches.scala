@@ -42,26 +42,30 @@ object Sketches {
 
     // Answers by the condition bound to the sample's columns (no expression ids: a query planned
     // again asks the same question).
-    private val answers = new ConcurrentHashMap[Expression, Option[Kept]]()
+    private val answers = new ConcurrentHashMap[(Expression, Seq[Int]), Option[Kept]]()
 
     /**
      * What `condition` over `output` (the sampled table's columns) keeps of the sample; None where
      * it cannot be told here: a column not sampled or of another type, a non-deterministic
      * condition, a subquery, or an error evaluating it (then the query decides, not the estimate).
+     * The distinct shares are of the columns the condition reads and of `also` (columns of
+     * `output` it does not read; one not sampled is left out).
      */
-    def share(condition: Expression, output: Seq[Attribute]): Option[Kept] = {
+    def share(condition: Expression, output: Seq[Attribute], also: Seq[Attribute] = Nil): Option[Kept] = {
       if (!condition.deterministic || SubqueryExpression.hasSubquery(condition)) return None
       val ours = output.map(_.exprId).toSet
+      def at(a: Attribute): Option[Int] = Some(names.indexOf(a.name.toLowerCase(java.util.Locale.ROOT)))
+        .filter(i => i >= 0 && types(i) == a.dataType)
       val bound = Try(condition.transform {
         case a: AttributeReference if ours.contains(a.exprId) =>
-          val i = names.indexOf(a.name.toLowerCase(java.util.Locale.ROOT))
-          if (i < 0 || types(i) != a.dataType) throw new NoSuchElementException(a.name)
+          val i = at(a).getOrElse(throw new NoSuchElementException(a.name))
           BoundReference(i, a.dataType, a.nullable)
       }).toOption.filter(_.references.isEmpty)
+      val extra = also.filter(a => ours.contains(a.exprId)).flatMap(at).distinct.sorted
       bound.flatMap { b =>
-        val key = b.canonicalized
+        val key = (b.canonicalized, extra)
         Option(answers.get(key)).getOrElse {
-          val answer = Try(evaluate(b)).toOption
+          val answer = Try(evaluate(b, extra)).toOption
           if (answers.size < 1000) answers.put(key, answer)
           answer
         }
@@ -103,14 +107,14 @@ object Sketches {
     private val distinctCounts = new ConcurrentHashMap[Int, Int]()
     private def distinctIn(i: Int): Int = distinctCounts.computeIfAbsent(i, _ => values(rows, i).size)
 
-    private def evaluate(bound: Expression): Kept = {
+    private def evaluate(bound: Expression, extra: Seq[Int]): Kept = {
       val predicate = Predicate.createInterpreted(bound)
       predicate.initialize(0)
       val keep = rows.filter(r => predicate.eval(r))
-      val read = bound.collect { case b: BoundReference => b }.distinctBy(_.ordinal)
-      val shares = read.map { b =>
-        val all = distinctIn(b.ordinal)
-        names(b.ordinal) -> (if (all == 0) 1.0 else values(keep, b.ordinal).size.toDouble / all)
+      val read = (bound.collect { case b: BoundReference => b.ordinal } ++ extra).distinct
+      val shares = read.map { i =>
+        val all = distinctIn(i)
+        names(i) -> (if (all == 0) 1.0 else values(keep, i).size.toDouble / all)
       }.toMap
       Kept(keep.size, rows.size, whole, shares)
     }

@@ -29,6 +29,10 @@ class EstimatorSuite extends ArrnfSparkSuite {
   private def program(sql: String): ArrnfProgram = Arrnf.ofDataset(spark.sql(sql).asInstanceOf[Dataset[_]], "q")
   private def arranged(p: ArrnfProgram): Seq[Block] = p.blocks.filter(_.head.exists(_.kind == HeadKind.ArrangeBy))
 
+  override def afterAll(): Unit = {
+    try org.apache.commons.io.FileUtils.deleteQuietly(dir) finally super.afterAll()
+  }
+
   override def beforeAll(): Unit = {
     super.beforeAll()
     Sketches.clear()
@@ -235,6 +239,22 @@ class EstimatorSuite extends ArrnfSparkSuite {
     // k: 10 values in est_dates, 100 in est_fact (the same 10 among them): between 100 and 110
     val union = groups("SELECT k, count(*) FROM (SELECT k FROM est_dates UNION ALL SELECT k FROM est_fact) GROUP BY k")
     assert(union.rows.exists(r => r >= 100 && r <= 110), union)
+  }
+
+  test("a join keeps the dimension's values whose keys the other side holds: its key range, on the sample") {
+    // 100 years of 100 consecutive day keys each; the sales hold the keys of the first five years
+    tableOf("est_days", 10000, "id AS dk", "id DIV 100 AS yr")
+    tableOf("est_sales", 20000, "id % 500 AS dk", "id AS amount")
+    tableOf("est_sales_all", 20000, "id % 10000 AS dk", "id AS amount")
+    sketch("est_days", "est_sales", "est_sales_all")
+    def groups(sales: String): Cost = program(s"SELECT d.yr, count(*) FROM $sales s JOIN est_days d ON s.dk = d.dk " +
+      "GROUP BY d.yr").blocks.last.cost
+    // about 100 of the 2,000 sampled days have a key within the sales' range 0..499: five years
+    val five = groups("est_sales")
+    assert(five.rows.exists(r => r >= 5 && r <= 8) && five.source == "estimate: file metadata, sketch", five)
+    // sales over every key: every year
+    val all = groups("est_sales_all")
+    assert(all.rows.exists(r => r >= 90 && r <= 110), all) // HyperLogLog counts about 100 years
   }
 
   test("a rank limit per window partition keeps k rows per partition, not its input's rows") {
