@@ -76,12 +76,14 @@ object Sketches {
 
     /**
      * The distinct combinations of `columns` (lower-case names) in the table: exact where the sample
-     * is the whole table; else estimated where the sample covers them well, fewer than a fifth of
-     * the combinations it holds seen only once (Chao's estimate, `d + f1(f1 - 1) / (2 (f2 + 1))`,
-     * of values seen once f1 and twice f2, adds those the sample missed). TPC-DS item's category and
-     * class: about 100 pairs, where the two columns' distinct counts multiply to 1,000. None where
-     * the sample does not tell (most combinations seen once: near-unique columns) or a column is
-     * not sampled.
+     * is the whole table; else estimated where the sample covers them well: at most a tenth of its
+     * rows on combinations seen only once (Good and Turing's sample coverage, 1 - f1 / n, of at
+     * least 90%), and then Chao's estimate, `d + f1(f1 - 1) / (2 (f2 + 1))`, of combinations seen
+     * once f1 and twice f2, adds those the sample missed. TPC-DS item's category and class: about
+     * 100 pairs, where the two columns' distinct counts multiply to 1,000; its category and
+     * category id: 10 pairs, and in the sample 4 rare ones with a NULL (seen once or twice), which
+     * count for little. None where the sample does not tell (many rows on combinations seen once:
+     * near-unique columns) or a column is not sampled.
      */
     def combinations(columns: Seq[String]): Option[BigInt] = {
       val at = columns.map(names.indexOf)
@@ -93,7 +95,7 @@ object Sketches {
         val f2 = counts.valuesIterator.count(_ == 2)
         val answer =
           if (whole) Some(BigInt(d))
-          else if (d > 0 && f1 * 5 < d) Some(BigInt(d) + BigInt(f1) * (f1 - 1) / (2 * (f2 + 1)))
+          else if (d > 0 && f1 * 10 <= rows.size) Some(BigInt(d) + BigInt(f1) * (f1 - 1) / (2 * (f2 + 1)))
           else None
         if (combined.size < 1000) combined.put(columns, answer)
         answer
