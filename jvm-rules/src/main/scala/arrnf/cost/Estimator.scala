@@ -255,7 +255,7 @@ final class Estimator {
               case f: Filter => sampled(copied, f.condition.references, children)
               case j: Join if j.joinType == Inner =>
                 sampled(copied, AttributeSet(j.condition.toSeq.flatMap(_.references)), children,
-                  Try(keyRangeCaps(j, children)).getOrElse(Map.empty))
+                  Try(keyRangeCaps(j, children, used)).getOrElse(Map.empty))
               // Computed columns, which Spark's estimation drops.
               case pr: Project if in.exists(_.rowCount.isDefined) =>
                 val derived = Try(Estimator.derivedColumns(pr.projectList, in.get)).getOrElse(Nil)
@@ -308,7 +308,7 @@ final class Estimator {
    * Spark's join estimation keeps the side's distinct counts: TPC-DS store_sales ⋈ date_dim keeps
    * five of date_dim's 200 years, and 261 of its 10,436 weeks.
    */
-  private def keyRangeCaps(j: Join, children: Seq[LogicalPlan]): Map[ExprId, BigInt] = j match {
+  private def keyRangeCaps(j: Join, children: Seq[LogicalPlan], used: AttributeSet): Map[ExprId, BigInt] = j match {
     case ExtractEquiJoinKeys(Inner, leftKeys, rightKeys, _, _, _, _, _) =>
       val sides = IndexedSeq((j.left, children(1)), (j.right, children.head))
       val pairs = leftKeys.zip(rightKeys).collect {
@@ -323,7 +323,10 @@ final class Estimator {
           lo <- range.min
           hi <- range.max
           table <- Option(copies.get(leaf)).map(_._1.stats)
-          columns = side.output.filterNot(_.exprId == own.exprId)
+          // Only where the range leaves out some of the table's keys (date_dim's, not item's): the
+          // sample is not evaluated for nothing.
+          if !covers(lo, hi, table.attributeStats.get(own), own.dataType)
+          columns = side.output.filterNot(_.exprId == own.exprId).filter(used.contains)
           kept <- sample.share(And(GreaterThanOrEqual(own, Literal(lo, own.dataType)),
             LessThanOrEqual(own, Literal(hi, own.dataType))), leaf.output, columns)
           if kept.kept < kept.size && (kept.whole || kept.kept >= Estimator.MinSampled)
@@ -336,6 +339,12 @@ final class Estimator {
         caps.getOrElse(Nil)
       }.groupMapReduce(_._1)(_._2)(_ min _)
     case _ => Map.empty
+  }
+
+  /** Whether [lo, hi] holds every value of a column with statistics `column` (its range known). */
+  private def covers(lo: Any, hi: Any, column: Option[ColumnStat], t: org.apache.spark.sql.types.DataType): Boolean = {
+    val order = org.apache.spark.sql.catalyst.util.TypeUtils.getInterpretedOrdering(t)
+    column.exists(c => c.min.zip(c.max).exists { case (min, max) => order.lteq(lo, min) && order.gteq(hi, max) })
   }
 
   /** The table `p` reads, where `p` is its rows through filters and projections of columns. */
