@@ -159,30 +159,40 @@ final class Estimator {
             // (`tested`): those rows are rather a random share, which keeps most values
             // ([[Estimator.distinctIn]]: about 1,480 dates).
             // `caps`: the most distinct values an untested column can keep ([[keyRangeCaps]]).
+            // `fewer`: rows fewer than Spark's, with the distinct counts of the join keys they keep
+            // ([[independentKeys]]).
             def sampled(copied: LogicalPlan, tested: AttributeSet, children: Seq[LogicalPlan],
-                caps: Map[ExprId, BigInt] = Map.empty): LogicalPlan =
+                caps: Map[ExprId, BigInt] = Map.empty, fewer: Option[(BigInt, BigInt)] = None): LogicalPlan =
               Try(copied.stats).toOption.filter(_.rowCount.isDefined) match {
                 case None => estimated(None, copied)
                 case Some(out) =>
-                  val n = out.rowCount.get
-                  var changed = false
+                  val spark = out.rowCount.get
+                  val n = fewer.map(_._1).filter(_ < spark).getOrElse(spark)
+                  var changed = n < spark
                   val columns = out.attributeStats.toSeq.map { case (a, s) =>
                     val fixed = for {
                       _ <- Option.when(!tested.contains(a))(())
-                      spark <- s.distinctCount
+                      sparks <- s.distinctCount
                       in <- children.find(_.outputSet.contains(a)).flatMap(c => Try(c.stats).toOption)
                       m <- in.rowCount if n < m
                       d <- in.attributeStats.get(a).flatMap(_.distinctCount)
-                      better = Estimator.distinctIn(d, m, n) if better > spark
+                      better = Estimator.distinctIn(d, m, n) if better > sparks || n < spark
                     } yield s.copy(distinctCount = Some(better))
                     val kept = fixed.getOrElse(s)
                     val capped = caps.get(a.exprId).filter(c => !tested.contains(a) && kept.distinctCount.exists(_ > c))
                       .map(c => kept.copy(distinctCount = Some(c.min(n).max(1))))
+                    // With fewer rows than Spark's: the keys' values they keep, no count above the rows.
+                    val scaled = Option.when(n < spark) {
+                      val c = capped.getOrElse(kept)
+                      c.copy(distinctCount = c.distinctCount.map(d => (if (tested.contains(a)) fewer.get._2.min(d) else d).min(n).max(1)),
+                        nullCount = c.nullCount.map(x => (x * n / spark.max(1)).min(n)))
+                    }
                     changed ||= fixed.isDefined || capped.isDefined
-                    a -> capped.getOrElse(kept)
+                    a -> scaled.orElse(capped).getOrElse(kept)
                   }
                   estimated(Some(n), if (!changed) copied
-                    else EstimatedNode(copied, out.copy(attributeStats = AttributeMap(columns))))
+                    else EstimatedNode(copied, out.copy(rowCount = Some(n), sizeInBytes = (out.sizeInBytes * n / spark.max(1)).max(1),
+                      attributeStats = AttributeMap(columns))))
               }
             val in = Try(children.head.stats).toOption
             lazy val sparkEstimates = p match {
@@ -255,7 +265,7 @@ final class Estimator {
               case f: Filter => sampled(copied, f.condition.references, children)
               case j: Join if j.joinType == Inner =>
                 sampled(copied, AttributeSet(j.condition.toSeq.flatMap(_.references)), children,
-                  Try(keyRangeCaps(j, children, used)).getOrElse(Map.empty))
+                  Try(keyRangeCaps(j, children, used)).getOrElse(Map.empty), Try(independentKeys(j, children)).toOption.flatten)
               // Computed columns, which Spark's estimation drops.
               case pr: Project if in.exists(_.rowCount.isDefined) =>
                 val derived = Try(Estimator.derivedColumns(pr.projectList, in.get)).getOrElse(Nil)
@@ -339,6 +349,43 @@ final class Estimator {
         caps.getOrElse(Nil)
       }.groupMapReduce(_._1)(_._2)(_ min _)
     case _ => Map.empty
+  }
+
+  /**
+   * The rows of inner join `j` (`children`: its sides' copies) on one key where one side is a
+   * table's rows kept by a filter and the table's key is unique (a dimension: as many distinct
+   * keys as rows), with the other side's keys spanning the table's whole key range, taken as
+   * independent of that filter: each row of the other side finds its key among the kept ones with
+   * the share of the table's keys kept. Spark's estimate assumes the side with fewer keys has all
+   * of them in the other (containment), so where the other side holds some of the table's keys
+   * only (sales of 30 days, three of ten item categories) it counts every kept key as sold.
+   * With the keys the join keeps: the other side's distinct keys times that share. None where the
+   * shape differs or a figure is unknown.
+   */
+  private def independentKeys(j: Join, children: Seq[LogicalPlan]): Option[(BigInt, BigInt)] = j match {
+    case ExtractEquiJoinKeys(Inner, Seq(l: Attribute), Seq(r: Attribute), None, _, _, _, _) if l.dataType == r.dataType =>
+      Seq((j.left, children.head, l, children(1), r), (j.right, children(1), r, children.head, l)).flatMap {
+        case (side, mine, key, theirs, other) => for {
+          leaf <- tableUnder(side) if leaf.outputSet.contains(key) && !(side eq leaf)
+          table <- Option(copies.get(leaf)).map(_._1.stats)
+          tableRows <- table.rowCount
+          keyStats <- table.attributeStats.get(key)
+          u <- keyStats.distinctCount if u * 10 >= tableRows * 9 && u > 0
+          kept <- mine.stats.rowCount if kept < tableRows
+          otherStats = theirs.stats
+          rows <- otherStats.rowCount
+          otherKey <- otherStats.attributeStats.get(other)
+          d <- otherKey.distinctCount
+          lo <- otherKey.min
+          hi <- otherKey.max
+          if covers(lo, hi, Some(keyStats), key.dataType) // not a range of the table's keys (dates of five years)
+        } yield {
+          val share = BigDecimal(kept.min(u)) / BigDecimal(u)
+          def up(x: BigDecimal) = x.setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.max(1)
+          (up(BigDecimal(rows) * share), up(BigDecimal(d) * share))
+        }
+      }.minByOption(_._1)
+    case _ => None
   }
 
   /** Whether [lo, hi] holds every value of a column with statistics `column` (its range known). */

@@ -264,6 +264,24 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(all.rows.exists(r => r >= 90 && r <= 110), all) // HyperLogLog counts about 100 years
   }
 
+  test("a filtered dimension joined on its key: the other side's rows find their key with the share of keys kept") {
+    tableOf("est_dim1000", 1000, "id", "id % 10 AS grp", "id DIV 100 AS block")
+    tableOf("est_fact7", 20000, "id", "(id * 7) % 1000 AS k") // every key, 20 rows each
+    tableOf("est_fact_low", 20000, "id", "id % 100 AS k")     // the keys 0..99 only
+    sketch("est_dim1000", "est_fact7", "est_fact_low")
+    def rows(sql: String): Cost = program(sql).blocks.last.cost
+    // 400 sales hold about 330 of the 1,000 keys; a tenth of the keys kept: 40 rows join (one per
+    // id). Spark's containment (all 100 kept keys among the sales' 330) says 120.
+    val independent = rows("SELECT f.id, count(*) FROM est_fact7 f JOIN est_dim1000 d ON f.k = d.id " +
+      "WHERE f.id < 400 AND d.grp = 3 GROUP BY f.id")
+    assert(independent.rows.exists(r => r >= 25 && r <= 70), independent)
+    // sales over a range of the keys (as a fact table's dates): the kept keys 0..99 are all theirs,
+    // every one of the 20,000 rows joins, as Spark's containment says
+    val contained = rows("SELECT f.id, count(*) FROM est_fact_low f JOIN est_dim1000 d ON f.k = d.id " +
+      "WHERE d.block = 0 GROUP BY f.id")
+    assert(contained.rows.exists(r => r >= 15000), contained)
+  }
+
   test("a rank limit per window partition keeps k rows per partition, not its input's rows") {
     sketch("est_fact")
     val sql = "SELECT k, id FROM (SELECT k, id, rank() OVER (PARTITION BY k ORDER BY id) AS rk FROM est_fact) WHERE rk <= 3"
