@@ -144,8 +144,7 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
       Estimator.NoColumnStatistics.replaceFirst("^unknown: ", "the pre-aggregate's rows are unknown: "))
     // Without the rows the aggregate reads now no split can be weighed: found out before the splits
     // are built (TPC-DS q6, q32, q54 and q92 with default broadcast built every split first).
-    def readKnown = Try(estimator(a.child)).toOption.filter(_.rows.isEmpty)
-      .map(e => Left(s"the pre-aggregate's rows are unknown (${e.source})")).getOrElse(Right(()))
+    def readKnown = unknownRead(a, estimator).map(Left(_)).getOrElse(Right(()))
     estimable.flatMap(_ => holds(a, graph, readKnown)).flatMap(choose(a, graph, _, estimator)) match {
       case Right((s, reason)) =>
         val outer = a.copy(
@@ -166,6 +165,10 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
   }
 
   private def check(ok: Boolean, why: => String): Either[String, Unit] = if (ok) Right(()) else Left(why)
+
+  /** Why no split can be weighed, if the rows `a` reads now are not estimated. */
+  private def unknownRead(a: Aggregate, estimator: Estimator): Option[String] =
+    Some(estimator(a.child)).filter(_.rows.isEmpty).map(e => s"the pre-aggregate's rows are unknown (${e.source})")
 
   /** Every split of `graph`'s inputs for which the law holds, or why there is none; `readKnown`
    *  (whether the rows the aggregate reads are estimated) is asked, where splits are weighed by
@@ -256,7 +259,7 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     val worth = splits.filterNot(s => allBroadcast(graph, others(s)))
     if (worth.isEmpty) return Left(broadcastDecline(graph, others(splits.head)))
     // Without the rows read now no split can be weighed (estimating the splits would be wasted).
-    if (read.isEmpty) return Left(s"the pre-aggregate's rows are unknown (${estimator(a.child).source})")
+    if (read.isEmpty) return Left(unknownRead(a, estimator).get)
     val known = estimated(worth)
     if (known.isEmpty) return Left(s"the pre-aggregate's rows are unknown (${Try(estimator(worth.head.pre).source).getOrElse("unknown")})")
     // Why a split does not pay, if it does not. When the other inputs filter R (a date range, a

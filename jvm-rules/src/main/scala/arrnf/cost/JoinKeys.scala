@@ -1,0 +1,117 @@
+package arrnf.cost
+
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeSet, ExprId, GreaterThanOrEqual, LessThanOrEqual, Literal}
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.plans.Inner
+import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Filter, Join, LeafNode, LogicalPlan, Project, Statistics}
+import org.apache.spark.sql.catalyst.util.TypeUtils
+import org.apache.spark.sql.types.DataType
+
+import arrnf.stats.Sketches
+
+/**
+ * What an inner join's keys tell beyond Spark's join estimation, where a side is a table's rows
+ * (through filters and projections of columns): which of the table's values can match the other
+ * side's key range ([[rangeCaps]]), and how many rows join when the table is filtered and the other
+ * side's keys are independent of that filter ([[independent]]).
+ *
+ * For one [[Estimator]]: `sampleOf` gives the sketch pass's sample of a table (a leaf), `statsOf` the
+ * statistics it found for that table; `children` are the join's sides as the estimator copied them,
+ * carrying their estimated statistics.
+ */
+private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample], statsOf: LeafNode => Option[Statistics]) {
+
+  /**
+   * Where a side of inner join `j` is a sampled table's rows (through filters and projections of
+   * columns) and the other side (`children`: both sides' copies) holds its key only within a range
+   * of values, the rows that can match are those with their key in that range: each of the side's
+   * other columns keeps at most the share of the sample's values found on the sampled rows within
+   * the range (where at least [[Estimator.MinSampled]] of them are, or the sample is the table).
+   * Spark's join estimation keeps the side's distinct counts: TPC-DS store_sales ⋈ date_dim keeps
+   * five of date_dim's 200 years, and 261 of its 10,436 weeks.
+   */
+  def rangeCaps(j: Join, children: Seq[LogicalPlan], used: AttributeSet): Map[ExprId, BigInt] = j match {
+    case ExtractEquiJoinKeys(Inner, leftKeys, rightKeys, _, _, _, _, _) =>
+      val sides = IndexedSeq((j.left, children(1)), (j.right, children.head))
+      val pairs = leftKeys.zip(rightKeys).collect {
+        case (l: Attribute, r: Attribute) if l.dataType == r.dataType => Seq((0, l, r), (1, r, l))
+      }.flatten
+      pairs.flatMap { case (i, own, other) =>
+        val (side, theirs) = sides(i)
+        val caps = for {
+          leaf <- tableUnder(side) if leaf.outputSet.contains(own)
+          sample <- sampleOf(leaf)
+          range <- theirs.stats.attributeStats.get(other)
+          lo <- range.min
+          hi <- range.max
+          table <- statsOf(leaf)
+          // Only where the range leaves out some of the table's keys (date_dim's, not item's): the
+          // sample is not evaluated for nothing.
+          if !covers(lo, hi, table.attributeStats.get(own), own.dataType)
+          columns = side.output.filterNot(_.exprId == own.exprId).filter(used.contains)
+          kept <- sample.share(And(GreaterThanOrEqual(own, Literal(lo, own.dataType)),
+            LessThanOrEqual(own, Literal(hi, own.dataType))), leaf.output, columns)
+          if kept.kept < kept.size && (kept.whole || kept.kept >= Estimator.MinSampled)
+        } yield columns.flatMap { c =>
+          for {
+            share <- kept.distinctShare.get(c.name.toLowerCase(java.util.Locale.ROOT))
+            d <- table.attributeStats.get(c).flatMap(_.distinctCount)
+          } yield c.exprId -> BigDecimal(d.toDouble * share).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.max(1)
+        }
+        caps.getOrElse(Nil)
+      }.groupMapReduce(_._1)(_._2)(_ min _)
+    case _ => Map.empty
+  }
+
+  /**
+   * The rows of inner join `j` (`children`: its sides' copies) on one key where one side is a
+   * table's rows kept by a filter and the table's key is unique (a dimension: as many distinct
+   * keys as rows), with the other side's keys spanning the table's whole key range, taken as
+   * independent of that filter: each row of the other side finds its key among the kept ones with
+   * the share of the table's keys kept. Spark's estimate assumes the side with fewer keys has all
+   * of them in the other (containment), so where the other side holds some of the table's keys
+   * only (sales of 30 days, three of ten item categories) it counts every kept key as sold.
+   * With the keys the join keeps: the other side's distinct keys times that share. None where the
+   * shape differs or a figure is unknown.
+   */
+  def independent(j: Join, children: Seq[LogicalPlan]): Option[(BigInt, BigInt)] = j match {
+    case ExtractEquiJoinKeys(Inner, Seq(l: Attribute), Seq(r: Attribute), None, _, _, _, _) if l.dataType == r.dataType =>
+      Seq((j.left, children.head, l, children(1), r), (j.right, children(1), r, children.head, l)).flatMap {
+        case (side, mine, key, theirs, other) => for {
+          leaf <- tableUnder(side) if leaf.outputSet.contains(key) && !(side eq leaf)
+          table <- statsOf(leaf)
+          tableRows <- table.rowCount
+          keyStats <- table.attributeStats.get(key)
+          u <- keyStats.distinctCount if u * 10 >= tableRows * 9 && u > 0
+          kept <- mine.stats.rowCount if kept < tableRows
+          otherStats = theirs.stats
+          rows <- otherStats.rowCount
+          otherKey <- otherStats.attributeStats.get(other)
+          d <- otherKey.distinctCount
+          lo <- otherKey.min
+          hi <- otherKey.max
+          if covers(lo, hi, Some(keyStats), key.dataType) // not a range of the table's keys (dates of five years)
+        } yield {
+          val share = BigDecimal(kept.min(u)) / BigDecimal(u)
+          def up(x: BigDecimal) = x.setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.max(1)
+          (up(BigDecimal(rows) * share), up(BigDecimal(d) * share))
+        }
+      }.minByOption(_._1)
+    case _ => None
+  }
+
+  /** Whether [lo, hi] holds every value of a column with statistics `column` (its range known). */
+  private def covers(lo: Any, hi: Any, column: Option[ColumnStat], t: DataType): Boolean = {
+    val order = TypeUtils.getInterpretedOrdering(t)
+    column.exists(c => c.min.zip(c.max).exists { case (min, max) => order.lteq(lo, min) && order.gteq(hi, max) })
+  }
+
+  /** The table `p` reads, where `p` is its rows through filters and projections of columns. */
+  private def tableUnder(p: LogicalPlan): Option[LeafNode] = p match {
+    case f: Filter => tableUnder(f.child)
+    case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => tableUnder(child)
+    case leaf: LeafNode => Some(leaf)
+    case _ => None
+  }
+
+}
