@@ -19,8 +19,18 @@ trait ArrnfSparkSuite extends AnyFunSuite with BeforeAndAfterAll {
     .withExtensions(new ArrnfExtension)
     .getOrCreate()
 
+  private val tempDirs = scala.collection.mutable.Buffer[java.io.File]()
+
+  /** A new temporary directory, deleted after the suite. */
+  def tempDir(prefix: String): java.io.File = {
+    val dir = java.nio.file.Files.createTempDirectory(prefix).toFile
+    tempDirs += dir
+    dir
+  }
+
   override def afterAll(): Unit = {
-    try spark.stop() finally super.afterAll()
+    try spark.stop()
+    finally try tempDirs.foreach(org.apache.commons.io.FileUtils.deleteQuietly) finally super.afterAll()
   }
 
   /** Runs `body` with the extension's rewrites on or off. */

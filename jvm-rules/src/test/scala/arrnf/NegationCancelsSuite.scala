@@ -182,7 +182,7 @@ class NegationCancelsSuite extends ArrnfSparkSuite with RingTestSupport {
 
   test("a failing predicate above the set operation, which Spark pushes into every branch, keeps its error") {
     withAnsi(true) {
-      val dir = java.nio.file.Files.createTempDirectory("arrnf-nc").toString + "/t"
+      val dir = tempDir("arrnf-nc").toString + "/t"
       spark.range(40).selectExpr("cast(id % 7 as int) as k").write.parquet(dir)
       spark.read.parquet(dir).createOrReplaceTempView("pk")
       val s = "(select k as c0 from pk tablesample (50 percent) repeatable (7))"
@@ -200,7 +200,7 @@ class NegationCancelsSuite extends ArrnfSparkSuite with RingTestSupport {
 
   test("a predicate above that becomes failing once pushed through a projection (c >= 1 over k * MAX) keeps the anti join") {
     withAnsi(true) {
-      val dir = java.nio.file.Files.createTempDirectory("arrnf-uj").toString + "/t"
+      val dir = tempDir("arrnf-uj").toString + "/t"
       spark.range(40).selectExpr("cast(id % 7 as int) as k").write.parquet(dir)
       spark.read.parquet(dir).createOrReplaceTempView("pk2")
       val q = "select l1.c0 from (select 1 as c0) u2 left join (select l3.c0 from (select k * 9223372036854775807 as c0 " +

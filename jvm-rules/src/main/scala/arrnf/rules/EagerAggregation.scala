@@ -177,31 +177,34 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     val group = a.groupingExpressions.collect { case g: Attribute => g }
     val aggs = a.aggregateExpressions.flatMap(_.collect { case ae: AggregateExpression => ae })
       .distinctBy(_.canonicalized)
+    // R holds what the split functions read; a DISTINCT one reads its values above the join.
+    val read = graph.inputsOf(AttributeSet(aggs.filterNot(_.isDistinct).flatMap(_.aggregateFunction.references)))
+    val all = graph.inputs.indices
+    lazy val rs = (1 until all.size).iterator.flatMap(n => all.combinations(n)).filter(r => read.subsetOf(r.toSet)).toSeq
+    val cost = ArrnfConf.eagerOtherSide() != "always" && ArrnfConf.eagerMinReduction() != 0
+    lazy val broadcast = all.map(i => !read.contains(i) && broadcastable(graph.inputs(i)))
+    // Only the splits [[choose]] may take are built (building each costs two plans): those joining
+    // some input Spark would not broadcast after R; every one where the other side may be
+    // aggregated regardless (always) or nothing is estimated (minReduction 0).
+    // (R always holds what is read: those inputs' sizes are not asked for.)
+    lazy val worth = rs.filterNot(r => all.diff(r).forall(broadcast))
     for {
       _ <- check(group.size == a.groupingExpressions.size, "it groups by expressions, not columns")
       _ <- check(a.aggregateExpressions.forall(_.deterministic), "a non-deterministic expression")
       _ <- check(graph.inputs.size <= MaxInputs, s"more than $MaxInputs joined inputs")
+      parts <- aggs.foldLeft[Either[String, Map[Expression, Partial]]](Right(scala.collection.immutable.ListMap.empty)) { (done, ae) =>
+        done.flatMap(m => Partial.of(ae).map(p => m + (ae.canonicalized -> p)))
+      }
+      // The broadcast tests come before the law's checks that walk the inputs and conditions:
+      // with Spark's default broadcast most aggregates over joins of the TPC queries stop here,
+      // and the sizes they read are ones Spark's later rules (InjectRuntimeFilter) read too.
+      _ <- check(!cost || !everyJoinBroadcast(graph, a.child), everyJoinDecline)
+      _ <- check(!(cost && worth.isEmpty && rs.nonEmpty), broadcastDecline(graph, all.diff(rs.head)))
       _ <- check(!graph.inputs.exists(Effects.canVary), "an input may give other rows on another evaluation")
       _ <- graph.conds.find(c => !c.deterministic || Effects.canFail(c))
         .map(c => Left(s"the join condition ${c.sql} may fail or vary")).getOrElse(Right(()))
       _ <- aggs.find(_.aggregateFunction.children.exists(Effects.canFail))
         .map(ae => Left(s"the argument of ${ae.sql} may fail")).getOrElse(Right(()))
-      parts <- aggs.foldLeft[Either[String, Map[Expression, Partial]]](Right(scala.collection.immutable.ListMap.empty)) { (done, ae) =>
-        done.flatMap(m => Partial.of(ae).map(p => m + (ae.canonicalized -> p)))
-      }
-      // R holds what the split functions read; a DISTINCT one reads its values above the join.
-      read = graph.inputsOf(AttributeSet(aggs.filterNot(_.isDistinct).flatMap(_.aggregateFunction.references)))
-      all = graph.inputs.indices
-      rs = (1 until all.size).iterator.flatMap(n => all.combinations(n)).filter(r => read.subsetOf(r.toSet)).toSeq
-      cost = ArrnfConf.eagerOtherSide() != "always" && ArrnfConf.eagerMinReduction() != 0
-      // Only the splits [[choose]] may take are built (building each costs two plans): those joining
-      // some input Spark would not broadcast after R; every one where the other side may be
-      // aggregated regardless (always) or nothing is estimated (minReduction 0).
-      // (R always holds what is read: those inputs' sizes are not asked for.)
-      _ <- check(!cost || !everyJoinBroadcast(graph, a.child), everyJoinDecline)
-      broadcast = all.map(i => !read.contains(i) && broadcastable(graph.inputs(i)))
-      worth = rs.filterNot(r => all.diff(r).forall(broadcast))
-      _ <- check(!(cost && worth.isEmpty && rs.nonEmpty), broadcastDecline(graph, all.diff(rs.head)))
       _ <- if (cost && worth.nonEmpty) readKnown else Right(())
       splits = (if (cost) worth else rs).flatMap(r => split(graph, r, group, parts))
       _ <- check(splits.nonEmpty, "no split of the joined inputs where the law holds")

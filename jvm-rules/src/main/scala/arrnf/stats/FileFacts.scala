@@ -30,10 +30,9 @@ object FileFacts {
   private val MaxCached = 100000
 
   /** The files of `r` now (its index's listing). */
-  def files(r: HadoopFsRelation): Seq[FileStatus] =
-    r.location.listFiles(Nil, Nil).flatMap(_.files.map(_.fileStatus))
+  def files(r: HadoopFsRelation): Seq[FileStatus] = Listings.files(r.location)
 
-  def keys(r: HadoopFsRelation): Seq[FileKey] = keysOf(files(r))
+  def keys(r: HadoopFsRelation): Seq[FileKey] = Listings.keys(r.location)
 
   /** The keys of listed files, in path order. */
   def keysOf(listed: Seq[FileStatus]): Seq[FileKey] =

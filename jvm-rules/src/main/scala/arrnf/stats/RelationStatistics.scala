@@ -30,7 +30,7 @@ object RelationStatistics {
   /** The facts of `h`, reading at most `maxUnread` footers not read before. */
   def of(h: HadoopFsRelation, maxUnread: Int): Facts = Try(FileFacts.files(h)).toOption match {
     case Some(listed) =>
-      val key = Key(Sketches.identity(h), FileFacts.keysOf(listed), Sketches.version, maxUnread)
+      val key = Key(Sketches.identity(h), FileFacts.keys(h), Sketches.version, maxUnread)
       Option(read.get(key)).getOrElse {
         val facts = readNow(h, listed, maxUnread)
         if (facts.rows.isDefined) {

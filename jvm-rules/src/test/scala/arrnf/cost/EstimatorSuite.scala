@@ -322,6 +322,23 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(scan.rows.contains(2000L) && scan.source.contains("its files changed since"), scan)
   }
 
+  test("a file index is listed once while it serves the same files, and again after Spark lists them anew (refresh)") {
+    table("est_grow", 1000, 10)
+    val index = spark.table("est_grow").queryExecution.analyzed.collectFirst {
+      case org.apache.spark.sql.execution.datasources.LogicalRelation(
+        h: org.apache.spark.sql.execution.datasources.HadoopFsRelation, _, _, _, _) => h.location
+    }.get
+    assert(joinInput("est_grow").rows.contains(1000L))
+    assert(arrnf.stats.Listings.files(index) eq arrnf.stats.Listings.files(index))
+    spark.range(1000, 1500).selectExpr("id", "id % 10 AS k", "CAST(id % 10 AS STRING) AS s")
+      .write.mode("append").parquet(s"$dir/est_grow")
+    // Spark reads the files its index listed: so do the estimates
+    assert(joinInput("est_grow").rows.contains(1000L))
+    index.refresh() // what Spark does for a cached Dataset over the path (refreshByPath)
+    val grown = joinInput("est_grow")
+    assert(grown.rows.contains(1500L), grown)
+  }
+
   test("a file that cannot be read for metadata gives unknown rows with the reason; explain does not fail") {
     val bad = new java.io.File(dir, "est_bad")
     spark.range(10).selectExpr("id", "id AS k").write.mode("overwrite").parquet(bad.toString)
