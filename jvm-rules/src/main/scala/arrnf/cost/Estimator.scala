@@ -261,7 +261,7 @@ final class Estimator {
                   attributeStats = Estimator.expandColumns(e, in.get)))
               // Filters and inner joins: Spark's rows, with distinct counts of the columns they do
               // not test taken as a random share of the rows, not scaled down with them.
-              case f: Filter => sampled(copied, f.condition.references, children)
+              case f: Filter => sampled(copied, Estimator.valueTested(f.condition), children)
               case j: Join if j.joinType == Inner =>
                 sampled(copied, AttributeSet(j.condition.toSeq.flatMap(_.references)), children,
                   Try(joinKeys.rangeCaps(j, children, used)).getOrElse(Map.empty), Try(joinKeys.independent(j, children)).toOption.flatten)
@@ -384,7 +384,7 @@ final class Estimator {
       if (kept.whole && BigInt(kept.size) == m) BigInt(kept.kept)
       else (BigDecimal(m) * BigDecimal(math.max(kept.kept.toDouble, 0.5)) / BigDecimal(math.max(kept.size, 1)))
         .setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(m)
-    val tested = f.condition.references
+    val tested = Estimator.valueTested(f.condition)
     Statistics(sizeInBytes = stats.sizeInBytes, rowCount = Some(n), attributeStats = AttributeMap(stats.attributeStats.toSeq.map {
       case (a, s) =>
         val share = kept.distinctShare.get(a.name.toLowerCase(java.util.Locale.ROOT)).filter(_ => tested.contains(a))

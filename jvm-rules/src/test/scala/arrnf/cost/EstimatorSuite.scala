@@ -264,6 +264,15 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(all.rows.exists(r => r >= 90 && r <= 110), all) // HyperLogLog counts about 100 years
   }
 
+  test("a column a filter tests only IS NOT NULL keeps its values as a random share of its rows does") {
+    // 5,000 keys, more than the sample's 2,000 rows hold: a fifth of the rows (by id) holds
+    // 4,000 of them; its sampled rows hold only a fifth of the sampled keys
+    tableOf("est_wide", 20000, "id", "id % 5000 AS k2")
+    sketch("est_wide")
+    val c = program("SELECT k2, count(*) FROM est_wide WHERE id < 4000 AND k2 IS NOT NULL GROUP BY k2").blocks.last.cost
+    assert(c.rows.exists(r => r >= 2500 && r <= 4001), c) // about 1,000 from the sample's keys
+  }
+
   test("a filtered dimension joined on its key: the other side's rows find their key with the share of keys kept") {
     tableOf("est_dim1000", 1000, "id", "id % 10 AS grp", "id DIV 100 AS block")
     tableOf("est_fact7", 20000, "id", "(id * 7) % 1000 AS k") // every key, 20 rows each
