@@ -15,9 +15,9 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, InMemoryFileIndex}
  * indexes (a partitioned catalog table's, a streaming sink's log, other formats') are asked each time.
  */
 object Listings {
-  /** `files` (`listFiles` without filters) and their keys, as the index served under `version`. */
-  private final class Listed(val version: AnyRef, index: FileIndex) {
-    lazy val files: Seq[FileStatus] = listNow(index)
+  /** `files` (`listFiles` without filters) and their keys, as the index served under `version`.
+   *  (It holds no reference to the index: the map's weak key would never be released.) */
+  private final class Listed(val version: AnyRef, val files: Seq[FileStatus]) {
     lazy val keys: Seq[FileFacts.FileKey] = FileFacts.keysOf(files)
   }
 
@@ -43,7 +43,7 @@ object Listings {
       val known = listed.get(m)
       if (known != null && (known.version eq version)) Some(known)
       else {
-        val fresh = new Listed(version, m)
+        val fresh = new Listed(version, listNow(m))
         listed.put(m, fresh)
         Some(fresh)
       }
