@@ -45,7 +45,7 @@ object RelationStatistics {
   private def readNow(h: HadoopFsRelation, listed: => Seq[FileStatus], maxUnread: Int): Facts = {
     // A Hadoop configuration copies every setting: made only when a footer must be read.
     lazy val conf = Try(SparkSession.active.sessionState.newHadoopConf()).getOrElse(new org.apache.hadoop.conf.Configuration())
-    val sketch = Try(Sketches.of(h, FileFacts.keysOf(listed))).toOption.flatten
+    val sketch = Try(Sketches.of(h, FileFacts.keys(h))).toOption.flatten
     val columns = sketch.flatMap(_.toOption).map(_.columns)
     val sample = sketch.flatMap(_.toOption).map(_.sample)
     val staleNote = sketch.flatMap(_.left.toOption).map(w => s"; $w").getOrElse("")
