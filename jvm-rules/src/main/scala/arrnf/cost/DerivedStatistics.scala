@@ -29,15 +29,16 @@ private[cost] trait DerivedStatistics extends PredicateHelper {
    * keep as on a random share of its rows: TPC-H q15's lineitem over three months of ship dates
    * holds every supplier's key, not the 4% of the keys that its share of the rows is.
    */
-  def valueTested(condition: Expression): AttributeSet = AttributeSet(splitConjunctivePredicates(condition).flatMap {
-    case IsNotNull(_: Attribute) => Nil
-    case c => c.references.toSeq
-  })
+  def valueTested(condition: Expression): AttributeSet =
+    AttributeSet(splitConjunctivePredicates(condition).filterNot(testsOnlyNulls).flatMap(_.references))
 
   /** Whether `condition` tests a column's values, not only its NULLs (whose counts are exact). */
-  def testsValues(condition: Expression): Boolean = splitConjunctivePredicates(condition).exists {
-    case IsNotNull(_: Attribute) => false
-    case _ => true
+  def testsValues(condition: Expression): Boolean = splitConjunctivePredicates(condition).exists(!testsOnlyNulls(_))
+
+  // A conjunct Spark infers for every join key: it tests a column's NULLs only.
+  private def testsOnlyNulls(conjunct: Expression): Boolean = conjunct match {
+    case IsNotNull(_: Attribute) => true
+    case _ => false
   }
 
   /**
@@ -83,6 +84,39 @@ private[cost] trait DerivedStatistics extends PredicateHelper {
       val kept = 1.0 - math.exp((m.toDouble / d.toDouble) * math.log1p(-(n.toDouble / m.toDouble)))
       BigDecimal(d.toDouble * kept).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(d).min(n).max(1)
     }
+
+  /**
+   * The distinct values of a column among the rows a test of a key keeps, where the rows come in
+   * clusters of one value and one key ([[Clustering]]): `d` values over `clusters` clusters (each
+   * value in clusters/d of them, each with another key), a share `kept` of the key's `keys` values
+   * kept. A value is lost when none of its keys is kept: drawn without replacement from the keys
+   * (a value found with every key, as k with s in a table of every pair, is always kept); with
+   * the keys' count unknown, as independent draws.
+   * {{{
+   *   distinctInClusters(86488, 240000, 0.2, Some(1823), 562207) // about 40,000: customers of a year's tickets
+   *   distinctInClusters(100, 1000, 0.1, Some(10), 2000) == 100      // k with each of s's 10 values
+   * }}}
+   */
+  def distinctInClusters(d: BigInt, clusters: BigInt, kept: Double, keys: Option[BigInt], rows: BigInt): BigInt = {
+    val perValue = math.max(1.0, clusters.toDouble / d.max(1).toDouble)
+    val none = keys.filter(_ > 0).map(_.toDouble) match {
+      case Some(k) if perValue < k =>
+        val keep = kept * k
+        var p = 1.0
+        var i = 0
+        val draws = math.round(perValue).toInt
+        while (i < draws && p > 1e-12) { p *= math.max(0.0, (k - keep - i) / (k - i)); i += 1 }
+        p
+      case Some(_) => 0.0
+      case None => math.pow(1.0 - kept, perValue)
+    }
+    BigDecimal(d.toDouble * (1.0 - none)).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(d).min(rows).max(1)
+  }
+
+  /** `rows` in clusters of `perDraw` rows: the independent draws they make (at least one). */
+  def draws(rows: BigInt, perDraw: Double): BigInt =
+    if (perDraw <= 1) rows
+    else BigDecimal(rows.toDouble / perDraw).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.max(1)
 
   /**
    * Column statistics of a projection's computed columns, which Spark's estimation drops (it keeps

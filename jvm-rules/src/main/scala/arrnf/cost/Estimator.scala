@@ -160,6 +160,12 @@ final class Estimator {
             // `caps`: the most distinct values an untested column can keep ([[JoinKeys.rangeCaps]]).
             // `fewer`: rows fewer than Spark's, with the distinct counts of the join keys they keep
             // ([[JoinKeys.independent]]).
+            // `tested` on one column of an input (a date key): the rows of that input per
+            // independent draw of a column's values ([[Clustering]]: a ticket's rows share it).
+            def perDraw(tested: AttributeSet)(a: Attribute): Option[(Double, Attribute)] = p.children.find(_.outputSet.contains(a)).flatMap { side =>
+              val keys = tested.filter(side.outputSet.contains).toSeq
+              if (keys.size == 1) Try(clustering.rowsPerDraw(side, keys.head, a)).toOption.flatten.filter(_ > 1).map(_ -> keys.head) else None
+            }
             def sampled(copied: LogicalPlan, tested: AttributeSet, children: Seq[LogicalPlan],
                 caps: Map[ExprId, BigInt] = Map.empty, fewer: Option[(BigInt, BigInt)] = None): LogicalPlan =
               Try(copied.stats).toOption.filter(_.rowCount.isDefined) match {
@@ -175,7 +181,12 @@ final class Estimator {
                       in <- children.find(_.outputSet.contains(a)).flatMap(c => Try(c.stats).toOption)
                       m <- in.rowCount if n < m
                       d <- in.attributeStats.get(a).flatMap(_.distinctCount)
-                      better = Estimator.distinctIn(d, m, n) if better > sparks || n < spark
+                      // (a column with about one row per value, a price, keeps its values however rows cluster)
+                      better = Option.when(m >= d * 2)(()).flatMap(_ => perDraw(tested)(a)).map { case (r, key) =>
+                        // no more rows per cluster than per value
+                        Estimator.distinctInClusters(d, Estimator.draws(m, r.min(m.toDouble / d.max(1).toDouble)), n.toDouble / m.toDouble,
+                          in.attributeStats.get(key).flatMap(_.distinctCount), n)
+                      }.getOrElse(Estimator.distinctIn(d, m, n)) if better > sparks || n < spark
                     } yield s.copy(distinctCount = Some(better))
                     val kept = fixed.getOrElse(s)
                     val capped = caps.get(a.exprId).filter(c => !tested.contains(a) && kept.distinctCount.exists(_ > c))
@@ -308,9 +319,11 @@ final class Estimator {
     }
   }
 
+  private lazy val clustering = new Clustering(leaf => Option(samples.get(leaf)), leaf => Option(copies.get(leaf)).map(_._1.stats))
   private lazy val joinKeys = new JoinKeys(leaf => Option(samples.get(leaf)), leaf => Option(copies.get(leaf)).map(_._1.stats))
 
-  private lazy val groupBound = new GroupBound(t => Option(known.get(t)).flatMap(_.rows), leaf => Option(samples.get(leaf)))
+  private lazy val groupBound = new GroupBound(t => Option(known.get(t)).flatMap(_.rows), leaf => Option(samples.get(leaf)),
+    t => Option(copies.get(t)).flatMap(c => Try(c._1.stats).toOption), clustering)
 
   // The columns each node and the nodes below it read, once per node: the blocks and choices
   // estimated from one plan share most of their nodes.

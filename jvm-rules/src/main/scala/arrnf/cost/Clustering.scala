@@ -1,0 +1,132 @@
+package arrnf.cost
+
+import java.util.Locale
+
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeSet}
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.plans.Inner
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LeafNode, LogicalPlan, Project, Statistics}
+
+import arrnf.stats.Sketches
+
+/**
+ * Rows that come in clusters: the rows of one TPC-DS ticket (store_sales' 2.9 million rows, about
+ * 240,000 tickets) share their customer and their date. A filter or join that keeps some dates
+ * keeps whole tickets, so the customers it keeps are those of the kept tickets, not of as many
+ * independent rows: 562,207 rows of one year hold about 38,000 customers, where as many random rows
+ * would hold nearly all 86,000.
+ *
+ * [[rowsPerDraw]] gives, for a column `a` of a node's input whose rows are kept by a test of one
+ * column `key`, the input's rows per combination of `a` and `key` in their table (from the sketch
+ * pass's sample, [[Sketches.Sample.rowsPerCombination]]): the kept rows are then that many times
+ * fewer independent draws of `a`'s values ([[Estimator.distinctInClusters]]). A column
+ * of a dimension joined on its unique key (customer's id through `c_customer_sk = ss_customer_sk`)
+ * is drawn as that key is in the table. None where the table has no sample, the column cannot be
+ * followed to it, or the sample shows no clusters.
+ */
+private[cost] final class Clustering(sampleOf: LeafNode => Option[Sketches.Sample], statsOf: LeafNode => Option[Statistics]) {
+
+  /** Rows of `side` per independent draw of `a`'s values where its rows are kept by a test of `key`. */
+  def rowsPerDraw(side: LogicalPlan, key: Attribute, a: Attribute): Option[Double] = for {
+    table <- tableOf(side, key)
+    sample <- sampleOf(table)
+    k <- column(side, key, table)
+    o <- column(side, a, table) if o.exprId != k.exprId
+    r <- sample.rowsPerCombination(Seq(o, k).map(_.name.toLowerCase(Locale.ROOT)))
+  } yield r
+
+  /**
+   * The combinations of `columns` of `plan`'s `rows` rows, where each is determined by a column of
+   * one sampled table under `plan` (itself or a dimension's unique key, as in [[rowsPerDraw]]) and
+   * that table's rows reach `plan` as whole clusters of those table columns: every join and filter
+   * between them tests only those columns. TPC-DS q38's distinct customers' names and dates of one
+   * year's store sales: its rows over the rows per customer and date (about 12 per ticket): 29,787
+   * estimated, 47,682 measured, where every one of the 520,275 rows was counted as a group.
+   */
+  def combinations(plan: LogicalPlan, columns: Seq[Attribute], rows: BigInt): Option[BigInt] = {
+    val tables = leavesOf(plan).filter(l => sampleOf(l).exists(!_.whole))
+    tables.iterator.flatMap { table =>
+      for {
+        sample <- sampleOf(table)
+        of <- columns.foldLeft(Option(Vector.empty[Attribute])) { (found, c) => found.flatMap(f => column(plan, c, table).map(f :+ _)) }
+        distinct = of.distinctBy(_.exprId)
+        // (one column: its own distinct count, from the sketch, says more)
+        if distinct.size > 1 && wholeClusters(plan, table, AttributeSet(distinct))
+        r <- sample.rowsPerCombination(distinct.map(_.name.toLowerCase(Locale.ROOT)))
+      } yield Estimator.draws(rows, r)
+    }.nextOption()
+  }
+
+  /** Whether `table`'s rows reach the top of `plan` through joins and filters that test only `of`. */
+  private def wholeClusters(plan: LogicalPlan, table: LeafNode, of: AttributeSet): Boolean = plan match {
+    case leaf: LeafNode => leaf eq table
+    case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => wholeClusters(child, table, of)
+    case f: Filter => f.condition.references.subsetOf(of) && wholeClusters(f.child, table, of)
+    case j @ ExtractEquiJoinKeys(Inner, leftKeys, rightKeys, None, _, left, right, _) =>
+      val (mine, keys) = if (under(left, table)) (left, leftKeys) else (right, rightKeys)
+      keys.forall {
+        case k: Attribute => of.contains(k)
+        case _ => false
+      } && wholeClusters(mine, table, of)
+    case _ => false
+  }
+
+  /** The table (a leaf) of `plan` that `key` comes from, through filters, projections and joins. */
+  private def tableOf(plan: LogicalPlan, key: Attribute): Option[LeafNode] = plan match {
+    case leaf: LeafNode => Option.when(leaf.outputSet.contains(key))(leaf)
+    case Project(list, child) => renamed(list, key).flatMap(tableOf(child, _))
+    case f: Filter => tableOf(f.child, key)
+    case j @ ExtractEquiJoinKeys(Inner, _, _, _, _, left, right, _) if j.outputSet.contains(key) =>
+      tableOf(if (left.outputSet.contains(key)) left else right, key)
+    case _ => None
+  }
+
+  /** The column of `table` under `plan` that determines `a`: `a` itself, or the key of `table` a
+   *  dimension holding `a` is joined to on that dimension's unique key. */
+  private def column(plan: LogicalPlan, a: Attribute, table: LeafNode): Option[Attribute] = plan match {
+    case leaf: LeafNode => Option.when((leaf eq table) && leaf.outputSet.contains(a))(a)
+    case Project(list, child) => renamed(list, a).flatMap(column(child, _, table))
+    case f: Filter => column(f.child, a, table)
+    case ExtractEquiJoinKeys(Inner, leftKeys, rightKeys, _, _, left, right, _) =>
+      val (mine, mineKeys, other, otherKeys) =
+        if (under(left, table)) (left, leftKeys, right, rightKeys) else (right, rightKeys, left, leftKeys)
+      if (mine.outputSet.contains(a)) column(mine, a, table)
+      else if (!other.outputSet.contains(a)) None
+      else otherKeys.zip(mineKeys).collectFirst {
+        case (theirs: Attribute, ours: Attribute) if uniqueWith(other, theirs, a) => ours
+      }.flatMap(column(mine, _, table))
+    case _ => None
+  }
+
+  /** Whether `plan` is a table's rows (through filters and projections of columns) holding `a`,
+   *  whose `key` is unique there (as many distinct values as rows: a dimension's key). */
+  private def uniqueWith(plan: LogicalPlan, key: Attribute, a: Attribute): Boolean = plan match {
+    case f: Filter => uniqueWith(f.child, key, a)
+    case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => uniqueWith(child, key, a)
+    case leaf: LeafNode if leaf.outputSet.contains(key) && leaf.outputSet.contains(a) => (for {
+        stats <- statsOf(leaf)
+        rows <- stats.rowCount
+        d <- stats.attributeStats.get(key).flatMap(_.distinctCount)
+      } yield rows > 0 && d * 10 >= rows * 9).getOrElse(false)
+    case _ => false
+  }
+
+  // The tables under each node, once per node (asked at every join on the way down, per column).
+  private val leaves = new java.util.IdentityHashMap[LogicalPlan, Seq[LeafNode]]()
+  private def leavesOf(p: LogicalPlan): Seq[LeafNode] = Option(leaves.get(p)).getOrElse {
+    val found: Seq[LeafNode] = p match {
+      case l: LeafNode => Seq(l)
+      case _ => p.children.flatMap(leavesOf)
+    }
+    leaves.put(p, found)
+    found
+  }
+  private def under(p: LogicalPlan, table: LeafNode): Boolean = leavesOf(p).exists(_ eq table)
+
+  /** The input column a projection's output `a` passes on (a column or its alias). */
+  private def renamed(list: Seq[org.apache.spark.sql.catalyst.expressions.NamedExpression], a: Attribute): Option[Attribute] =
+    list.collectFirst {
+      case x: Attribute if x.exprId == a.exprId => x
+      case al @ Alias(x: Attribute, _) if al.exprId == a.exprId => x
+    }
+}
