@@ -100,16 +100,12 @@ private[cost] final class Clustering(sampleOf: LeafNode => Option[Sketches.Sampl
 
   /** Whether `plan` is a table's rows (through filters and projections of columns) holding `a`,
    *  whose `key` is unique there (as many distinct values as rows: a dimension's key). */
-  private def uniqueWith(plan: LogicalPlan, key: Attribute, a: Attribute): Boolean = plan match {
-    case f: Filter => uniqueWith(f.child, key, a)
-    case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => uniqueWith(child, key, a)
-    case leaf: LeafNode if leaf.outputSet.contains(key) && leaf.outputSet.contains(a) => (for {
-        stats <- statsOf(leaf)
-        rows <- stats.rowCount
-        d <- stats.attributeStats.get(key).flatMap(_.distinctCount)
-      } yield rows > 0 && d * 10 >= rows * 9).getOrElse(false)
-    case _ => false
-  }
+  private def uniqueWith(plan: LogicalPlan, key: Attribute, a: Attribute): Boolean = (for {
+    leaf <- JoinKeys.tableUnder(plan) if leaf.outputSet.contains(key) && leaf.outputSet.contains(a)
+    stats <- statsOf(leaf)
+    rows <- stats.rowCount
+    d <- stats.attributeStats.get(key).flatMap(_.distinctCount)
+  } yield Estimator.nearlyUnique(d, rows)).getOrElse(false)
 
   // The tables under each node, once per node (asked at every join on the way down, per column).
   private val leaves = new java.util.IdentityHashMap[LogicalPlan, Seq[LeafNode]]()

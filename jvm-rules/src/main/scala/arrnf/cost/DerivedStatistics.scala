@@ -113,6 +113,10 @@ private[cost] trait DerivedStatistics extends PredicateHelper {
     BigDecimal(d.toDouble * (1.0 - none)).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(d).min(rows).max(1)
   }
 
+  /** Whether a column with `distinct` values over `rows` rows is a key (as many values as rows,
+   *  within HyperLogLog's error: at least 90%). */
+  def nearlyUnique(distinct: BigInt, rows: BigInt): Boolean = rows > 0 && distinct > 0 && distinct * 10 >= rows * 9
+
   /** `rows` in clusters of `perDraw` rows: the independent draws they make (at least one). */
   def draws(rows: BigInt, perDraw: Double): BigInt =
     if (perDraw <= 1) rows

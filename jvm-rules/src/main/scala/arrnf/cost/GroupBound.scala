@@ -100,7 +100,7 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
     (for {
       rows <- rowsOf(t)
       d <- statsOf(t).flatMap(_.attributeStats.collectFirst { case (c, s) if c.exprId == id => s.distinctCount }.flatten)
-    } yield rows > 0 && d * 10 >= rows * 9).getOrElse(false)
+    } yield Estimator.nearlyUnique(d, rows)).getOrElse(false)
 
   /** The table's column that output column `id` of `p` (a subtree over that table) holds, through
    *  renames: None for a computed column. */

@@ -20,6 +20,7 @@ import arrnf.stats.Sketches
  * carrying their estimated statistics.
  */
 private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample], statsOf: LeafNode => Option[Statistics]) {
+  import JoinKeys.tableUnder
 
   /**
    * Where a side of inner join `j` is a sampled table's rows (through filters and projections of
@@ -82,7 +83,7 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
           table <- statsOf(leaf)
           tableRows <- table.rowCount
           keyStats <- table.attributeStats.get(key)
-          u <- keyStats.distinctCount if u * 10 >= tableRows * 9 && u > 0
+          u <- keyStats.distinctCount if Estimator.nearlyUnique(u, tableRows)
           kept <- mine.stats.rowCount if kept < tableRows
           otherStats = theirs.stats
           rows <- otherStats.rowCount
@@ -105,13 +106,14 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
     val order = TypeUtils.getInterpretedOrdering(t)
     column.exists(c => c.min.zip(c.max).exists { case (min, max) => order.lteq(lo, min) && order.gteq(hi, max) })
   }
+}
 
+private[cost] object JoinKeys {
   /** The table `p` reads, where `p` is its rows through filters and projections of columns. */
-  private def tableUnder(p: LogicalPlan): Option[LeafNode] = p match {
+  def tableUnder(p: LogicalPlan): Option[LeafNode] = p match {
     case f: Filter => tableUnder(f.child)
     case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => tableUnder(child)
     case leaf: LeafNode => Some(leaf)
     case _ => None
   }
-
 }

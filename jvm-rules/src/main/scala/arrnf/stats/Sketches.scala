@@ -90,21 +90,14 @@ object Sketches {
      * count for little. None where the sample does not tell (many rows on combinations seen once:
      * near-unique columns) or a column is not sampled.
      */
-    def combinations(columns: Seq[String]): Option[BigInt] = {
-      val at = columns.map(names.indexOf)
-      if (columns.isEmpty || at.contains(-1)) return None
-      Option(combined.get(columns)).getOrElse {
-        val counts = runs(at, withNulls = true)
-        val d = counts.length
-        val f1 = counts.count(_ == 1)
-        val f2 = counts.count(_ == 2)
-        val answer =
-          if (whole) Some(BigInt(d))
-          else if (d > 0 && f1 * 10 <= rows.size) Some(BigInt(d) + BigInt(f1) * (f1 - 1) / (2 * (f2 + 1)))
-          else None
-        if (combined.size < 1000) combined.put(columns, answer)
-        answer
-      }
+    def combinations(columns: Seq[String]): Option[BigInt] = cached(combined, columns) { at =>
+      val counts = runs(at, withNulls = true)
+      val d = counts.length
+      val f1 = counts.count(_ == 1)
+      val f2 = counts.count(_ == 2)
+      if (whole) Some(BigInt(d))
+      else if (d > 0 && f1 * 10 <= rows.size) Some(BigInt(d) + BigInt(f1) * (f1 - 1) / (2 * (f2 + 1)))
+      else None
     }
 
     private val clustered = new ConcurrentHashMap[Seq[String], Option[Double]]()
@@ -121,23 +114,28 @@ object Sketches {
      *   store_sales (2,880,404 rows) by customer and date, 2,000 sampled: about 8 collisions, r about 12
      * }}}
      */
-    def rowsPerCombination(columns: Seq[String]): Option[Double] = {
+    def rowsPerCombination(columns: Seq[String]): Option[Double] = cached(clustered, columns) { at =>
+      val counts = runs(at, withNulls = false)
+      val combos = counts.length
+      val collisions = counts.iterator.map(c => c.toLong * (c - 1) / 2).sum
+      val n = counts.iterator.map(_.toLong).sum.toDouble
+      if (combos == 0) None
+      else if (whole) Some(n / combos)
+      else {
+        // the table's rows with no NULL in `columns`, in the sample's proportion
+        val tableRows = of.toDouble * n / rows.size
+        Option.when(collisions >= MinCollisions && n >= 2)(1.0 + collisions * (tableRows - 1) / (n * (n - 1) / 2))
+      }
+    }
+
+    // An answer about sampled columns (lower-case names), computed once from their positions;
+    // None where a column is not sampled.
+    private def cached[T](answers: ConcurrentHashMap[Seq[String], Option[T]], columns: Seq[String])(compute: Seq[Int] => Option[T]): Option[T] = {
       val at = columns.map(names.indexOf)
-      if (columns.isEmpty || at.contains(-1)) return None
-      Option(clustered.get(columns)).getOrElse {
-        val counts = runs(at, withNulls = false)
-        val combos = counts.length
-        val collisions = counts.iterator.map(c => c.toLong * (c - 1) / 2).sum
-        val n = counts.iterator.map(_.toLong).sum.toDouble
-        val answer =
-          if (combos == 0) None
-          else if (whole) Some(n / combos)
-          else {
-            // the table's rows with no NULL in `columns`, in the sample's proportion
-            val tableRows = of.toDouble * n / rows.size
-            Option.when(collisions >= MinCollisions && n >= 2)(1.0 + collisions * (tableRows - 1) / (n * (n - 1) / 2))
-          }
-        if (clustered.size < 1000) clustered.put(columns, answer)
+      if (columns.isEmpty || at.contains(-1)) None
+      else Option(answers.get(columns)).getOrElse {
+        val answer = compute(at)
+        if (answers.size < 1000) answers.put(columns, answer)
         answer
       }
     }
@@ -174,6 +172,7 @@ object Sketches {
       case (_, BinaryType) => java.util.Arrays.hashCode(r.getBinary(i)).toLong
       case _ => valueAt(r, i).hashCode.toLong
     }
+
     // The distinct values of column `i` among `in` (NULL one of them), by their hashes sorted.
     private def distinctValues(in: IndexedSeq[InternalRow], i: Int): Int = {
       val keys = in.iterator.map(r => if (r.isNullAt(i)) NullHash else hashAt(r, i)).toArray
