@@ -116,6 +116,33 @@ class EagerAggregationOtherSideSuite extends EagerAggregationPlanTest {
     }
   }
 
+  test("cost: of the splits that pay, one whose joins read few rows (sales aggregated by its key before any join), " +
+    "not the one whose joins make the fewest (item ⋈ sales, whose join reads sales' 100,000 rows; TPC-DS q82's shape)") {
+    withConf(Shuffle) {
+      // item: 10 rows (10 keys); inventory: 20,000 rows of 100 keys; sales: 100,000 rows of 1,000 keys.
+      // item ⋈ sales makes fewer rows (1,000) than item ⋈ inventory (2,000), and that split's joins
+      // and aggregates make the fewest (1,120, inventory aggregated by its key), but it reads
+      // sales' 100,000 rows in a join
+      val item = LocalRelation($"ik".int, $"ig".string)
+      val inv = LocalRelation($"inv_k".int, $"inv_q".int)
+      val sold = LocalRelation($"sold_k".int, $"sold_q".int)
+      val Seq(ik, ig) = item.output
+      val Seq(invK, _) = inv.output
+      val Seq(soldK, _) = sold.output
+      val itemLeaf = EagerStatsLeaf(item.output, 10, Map("ik" -> 10, "ig" -> 10))
+      val invLeaf = EagerStatsLeaf(inv.output, 20000, Map("inv_k" -> 100))
+      val soldLeaf = EagerStatsLeaf(sold.output, 100000, Map("sold_k" -> 1000))
+      val q = itemLeaf.join(invLeaf, Inner, Some(ik === invK)).join(soldLeaf, Inner, Some(ik === soldK))
+        .groupBy(ig)(ig, count(Literal(1)).as("n"))
+      val optimized = run(q)
+      val why = EagerAggregation.reasonsIn(optimized)
+      assert(why.exists(_.startsWith("fired:")), why)
+      // no join reads sales as it is: it is aggregated (by itself or as the other side) before any join
+      val joinsReadingSales = optimized.collect { case j: Join => j }.filter(j => j.left == soldLeaf || j.right == soldLeaf)
+      assert(joinsReadingSales.isEmpty, s"$why\n${optimized.treeString}")
+    }
+  }
+
   test("the setting refuses an unknown value, saying what it takes") {
     val e = intercept[Exception](withConf(ArrnfConf.EagerOtherSide -> "sometimes")(ArrnfConf.eagerOtherSide()))
     assert(e.getMessage.contains("cost, never, always"), e.getMessage)
