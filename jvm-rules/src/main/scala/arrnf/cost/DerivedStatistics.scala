@@ -197,10 +197,13 @@ private[cost] trait DerivedStatistics extends PredicateHelper {
    * existence join keeps every left row (it adds a flag); a semi join keeps the share of left rows
    * whose key the right side holds, by key containment (the assumption of Spark's inner join
    * estimate: the side with fewer distinct keys has all its keys in the other), the most selective
-   * key pair deciding; an anti join the rest. None without the keys' distinct counts on both sides,
-   * or with a condition other than equalities of columns (a NOT IN's NULL test, say).
+   * key pair deciding; an anti join the rest. With `domain`, the values a single key is drawn from
+   * ([[JoinKeys.semiDomain]]: a dimension's keys), the right side's keys are independent of the
+   * left's instead: each left key is found with the share of the domain the right side holds. None
+   * without the keys' distinct counts on both sides, or with a condition other than equalities of
+   * columns (a NOT IN's NULL test, say).
    */
-  def semiJoin(j: Join, children: Seq[LogicalPlan]): Option[Statistics] = {
+  def semiJoin(j: Join, children: Seq[LogicalPlan], domain: Option[BigInt] = None): Option[Statistics] = {
     val (left, right) = (children.head.stats, children(1).stats)
     left.rowCount.flatMap { rows =>
       def scaled(n: BigInt) = Statistics(sizeInBytes = left.sizeInBytes, rowCount = Some(n),
@@ -228,8 +231,13 @@ private[cost] trait DerivedStatistics extends PredicateHelper {
                 r <- column(rk)
                 ln <- left.attributeStats.get(l).flatMap(_.distinctCount)
                 rn <- right.attributeStats.get(r).flatMap(_.distinctCount).map(n => right.rowCount.fold(n)(n.min))
-              } yield (Some(l), if (ln == 0) 0.0 else math.min(1.0, rn.toDouble / ln.toDouble),
-                if (j.joinType == LeftSemi) ln.min(rn) else (ln - rn).max(1))
+              } yield {
+                val found = domain.filter(_ > 0 && leftKeys.size == 1).getOrElse(ln)
+                val share = if (found == 0) 0.0 else math.min(1.0, rn.toDouble / found.toDouble)
+                def up(x: Double) = BigDecimal(x).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
+                (Some(l), share, if (domain.isEmpty) (if (j.joinType == LeftSemi) ln.min(rn) else (ln - rn).max(1))
+                  else if (j.joinType == LeftSemi) up(ln.toDouble * share).min(ln) else up(ln.toDouble * (1 - share)).max(1).min(ln))
+              }
             }
             if (shares.exists(_.isEmpty)) None else {
               val share = shares.flatten.map(_._2).min

@@ -246,9 +246,11 @@ final class Estimator {
                 val counted = Try(f.condition.references.forall(a => children.head.stats.attributeStats.get(a)
                   .exists(_.distinctCount.isDefined))).getOrElse(false)
                 unknown(if (counted) UnestimatedFilter else NoColumnStatistics)
-              // Spark keeps a semi or anti join's left side: estimated here by key containment.
+              // Spark keeps a semi or anti join's left side: estimated here by key containment, or
+              // over a dimension's keys by independence ([[JoinKeys.semiDomain]]).
               case j: Join if Estimator.isSemi(j) =>
-                Try(Estimator.semiJoin(j, children)).toOption.flatten.map(ours).getOrElse(unknown(SemiJoin))
+                Try(Estimator.semiJoin(j, children, Try(joinKeys.semiDomain(j, children)).toOption.flatten))
+                  .toOption.flatten.map(ours).getOrElse(unknown(SemiJoin))
               // Spark's join estimation drops keys without distinct counts and ignores other
               // conditions: it would count a cartesian product.
               case j: Join if unestimated(j, children).isDefined => unknown(unestimated(j, children).get)

@@ -2,10 +2,10 @@ package arrnf.cost
 
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeSet, ExprId, GreaterThanOrEqual, LessThanOrEqual, Literal}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
-import org.apache.spark.sql.catalyst.plans.Inner
+import org.apache.spark.sql.catalyst.plans.{Inner, LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Filter, Join, LeafNode, LogicalPlan, Project, Statistics}
 import org.apache.spark.sql.catalyst.util.TypeUtils
-import org.apache.spark.sql.types.DataType
+import org.apache.spark.sql.types.{ByteType, DataType, IntegerType, LongType, ShortType}
 
 import arrnf.stats.Sketches
 
@@ -13,7 +13,8 @@ import arrnf.stats.Sketches
  * What an inner join's keys tell beyond Spark's join estimation, where a side is a table's rows
  * (through filters and projections of columns): which of the table's values can match the other
  * side's key range ([[rangeCaps]]), and how many rows join when the table is filtered and the other
- * side's keys are independent of that filter ([[independent]]).
+ * side's keys are independent of that filter ([[independent]]; for semi and anti joins,
+ * [[semiDomain]]).
  *
  * For one [[Estimator]]: `sampleOf` gives the sketch pass's sample of a table (a leaf), `statsOf` the
  * statistics it found for that table; `children` are the join's sides as the estimator copied them,
@@ -99,6 +100,62 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
         }
       }.minByOption(_._1)
     case _ => None
+  }
+
+  /**
+   * The values a semi or anti join's left key is drawn from, where the left side is a table's rows
+   * (through filters, projections of columns and the left sides of other semi or anti joins), the
+   * key is unique in the table (a dimension's key: customer's id) and the right side's keys
+   * (`children(1)`: its copy) span the table's key range (95% of it, [[coversMost]]): the table's
+   * distinct keys. The right's
+   * keys are then taken as independent of what kept the left's rows: TPC-DS q69 keeps customers of
+   * three states without a quarter's web and catalog sales, which hold 3 in 100 of all customers;
+   * by containment (every key the right holds among the left's) half and then nine tenths of the
+   * kept customers went, and the result read 30 rows for 550 measured. None otherwise.
+   */
+  def semiDomain(j: Join, children: Seq[LogicalPlan]): Option[BigInt] = j match {
+    case ExtractEquiJoinKeys(LeftSemi | LeftAnti, Seq(l: Attribute), Seq(r: Attribute), None, _, _, _, _)
+        if l.dataType == r.dataType =>
+      def leftRows(p: LogicalPlan): Option[LeafNode] = p match {
+        case s: Join if s.joinType == LeftSemi || s.joinType == LeftAnti => leftRows(s.left)
+        case f: Filter => leftRows(f.child)
+        case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => leftRows(child)
+        case leaf: LeafNode => Some(leaf)
+        case _ => None
+      }
+      for {
+        leaf <- leftRows(j.left) if leaf.outputSet.contains(l)
+        table <- statsOf(leaf)
+        tableRows <- table.rowCount
+        keyStats <- table.attributeStats.get(l)
+        u <- keyStats.distinctCount if Estimator.nearlyUnique(u, tableRows)
+        otherKey <- children(1).stats.attributeStats.get(r)
+        lo <- otherKey.min
+        hi <- otherKey.max
+        if coversMost(lo, hi, keyStats, l.dataType)
+      } yield u
+    case _ => None
+  }
+
+  /** Whether [lo, hi] holds all but at most 5% of the range of an integral column with statistics
+   *  `column` (a sales table's customers need not include the first and the last: TPC-DS web_sales'
+   *  bill customers run from 2 to 100,000); for other types, every value ([[covers]]). */
+  private def coversMost(lo: Any, hi: Any, column: ColumnStat, t: DataType): Boolean = {
+    def integral(t: DataType) = t match {
+      case ByteType | ShortType | IntegerType | LongType => true
+      case _ => false
+    }
+    def number(x: Any): Option[Double] = x match {
+      case n: java.lang.Number if integral(t) => Some(n.doubleValue)
+      case _ => None
+    }
+    val overlap = for {
+      min <- column.min.flatMap(number)
+      max <- column.max.flatMap(number) if max > min
+      l <- number(lo)
+      h <- number(hi)
+    } yield (math.min(h, max) - math.max(l, min)) / (max - min) >= 0.95
+    overlap.getOrElse(covers(lo, hi, Some(column), t))
   }
 
   /** Whether [lo, hi] holds every value of a column with statistics `column` (its range known). */
