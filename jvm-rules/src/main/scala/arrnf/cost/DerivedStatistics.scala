@@ -1,6 +1,6 @@
 package arrnf.cost
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeMap, AttributeSet, BinaryComparison, Coalesce, DayOfMonth, DayOfWeek, DayOfYear, Equality, Expression, GetDateField, In, InSet, IsNotNull, IsNull, Literal, Month, NamedExpression, Not, Or, PredicateHelper, Quarter, SubqueryExpression, WeekDay, Year}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeMap, AttributeSet, BinaryComparison, Coalesce, DayOfMonth, DayOfWeek, DayOfYear, EqualTo, Equality, Expression, GetDateField, In, InSet, IsNotNull, IsNull, Literal, Month, NamedExpression, Not, Or, PredicateHelper, Quarter, ScalarSubquery, SubqueryExpression, WeekDay, Year}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Expand, Join, LogicalPlan, Statistics}
@@ -275,6 +275,25 @@ private[cost] trait DerivedStatistics extends PredicateHelper {
         else None
       case _ => if (j.condition.isEmpty) None else Some(UnestimatedCondition)
     }
+  }
+
+  /**
+   * `condition` with each equality of a column to a scalar subquery's value (`d_week_seq = (SELECT
+   * d_week_seq FROM date_dim WHERE d_date = ...)`: TPC-DS q6, q14b, q58) made an equality to a value
+   * within the column's range (its least; any value for a column without a range): the subquery's
+   * value is one the column may hold, unknown while planning, and Spark's estimate of an equality
+   * to any value in range is the same (one in the column's distinct count). None where there is no
+   * such equality, or its column has no distinct count.
+   */
+  def oneValueOfSubqueries(condition: Expression, stats: AttributeMap[ColumnStat]): Option[Expression] = {
+    def value(a: Attribute): Option[Literal] = stats.get(a).filter(_.distinctCount.isDefined)
+      .map(s => s.min.map(Literal(_, a.dataType)).getOrElse(Literal.default(a.dataType)))
+    var replaced = false
+    val out = condition.transformUp {
+      case e @ EqualTo(a: Attribute, _: ScalarSubquery) => value(a).map { v => replaced = true; EqualTo(a, v) }.getOrElse(e)
+      case e @ EqualTo(_: ScalarSubquery, a: Attribute) => value(a).map { v => replaced = true; EqualTo(v, a) }.getOrElse(e)
+    }
+    Option.when(replaced)(out)
   }
 
   /**

@@ -210,6 +210,16 @@ final class Estimator {
                 children.head.isInstanceOf[LeafNode])).getOrElse(false)
               case _ => true
             }
+            // A filter whose equalities to a scalar subquery's value, made equalities to a value in
+            // range ([[Estimator.oneValueOfSubqueries]]), Spark's estimation covers: that filter.
+            lazy val subqueryValues = p match {
+              case f: Filter => Try {
+                val stats = children.head.stats.attributeStats
+                Estimator.oneValueOfSubqueries(f.condition, stats)
+                  .filter(c => Estimator.estimable(c, stats, children.head.isInstanceOf[LeafNode])).map(Filter(_, children.head))
+              }.toOption.flatten
+              case _ => None
+            }
             lazy val bySample = p match {
               case f: Filter => Try(fromSample(f, in)).toOption.flatten
               case _ => None
@@ -241,6 +251,9 @@ final class Estimator {
               // values is 16%).
               case f: Filter if Estimator.testsValues(f.condition) && bySample.exists { case (_, k) =>
                   k.whole || k.kept >= Estimator.MinSampled } => fromTheSample
+              // An equality to a scalar subquery's one value: as to one value of the column's.
+              case _: Filter if !sparkEstimates && subqueryValues.isDefined =>
+                sampled(subqueryValues.get, Estimator.valueTested(subqueryValues.get.condition), children)
               // Spark assumes a predicate it cannot estimate keeps every row: that is no estimate.
               case f: Filter if !sparkEstimates =>
                 val counted = Try(f.condition.references.forall(a => children.head.stats.attributeStats.get(a)
