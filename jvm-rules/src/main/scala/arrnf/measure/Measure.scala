@@ -217,7 +217,7 @@ object Measure {
 
   /** A report that never throws: the message instead. */
   def safely(f: => String): String = try f catch {
-    case e: Throwable if NonFatal(e) || e.isInstanceOf[StackOverflowError] =>
+    case e: Throwable if NonFatal(e) || arrnf.normalize.DeepStack.Overflow.unapply(e) =>
       JsonMethods.compact(JsonMethods.render(JObject("error" ->
         JString(s"${e.getClass.getSimpleName}: ${String.valueOf(e.getMessage)}"))))
   }

@@ -34,9 +34,16 @@ object Arrnf {
       realize(p, Try(df.queryExecution.executedPlan).toOption, index)
     }
 
-  /** `p` with its realization in `physical`; `p` as it is when there is no plan or attributing fails. */
+  /** `p` with its realization in `physical`; `p` as it is when there is no plan or attributing fails.
+   *  Attributing walks the physical plan recursively: where that overflows the stack (a chain of
+   *  300 joins) it runs again on a deep stack, as the normalizer does. */
   private def realize(p: ArrnfProgram, physical: Option[SparkPlan], index: BlockIndex): ArrnfProgram =
-    physical.flatMap(pp => Try(Realization.of(p, pp, index)).toOption).getOrElse(p)
+    physical.flatMap { pp =>
+      def attributed = Try(Realization.of(p, pp, index)).toOption
+      try attributed catch {
+        case DeepStack.Overflow() => try DeepStack.onDeepStack(attributed) catch { case DeepStack.Overflow() => None }
+      }
+    }.getOrElse(p)
   /** The program without SQL forms: all the text form and the explain section print. */
   private def textProgram(plan: LogicalPlan, name: String): ArrnfProgram = Normalizer(plan, name, withSql = false)
 
@@ -88,7 +95,7 @@ object Arrnf {
       case None => "ArrNF: no logical plan is linked to this physical plan; use pyspark_arrnf.arrnf(df)."
     }
   } catch {
-    case e: Throwable if NonFatal(e) || e.isInstanceOf[StackOverflowError] =>
+    case e: Throwable if NonFatal(e) || DeepStack.Overflow.unapply(e) =>
       s"ArrNF: could not normalize this plan (${e.getClass.getSimpleName}: ${String.valueOf(e.getMessage).linesIterator.nextOption().getOrElse("")})"
   }
 }

@@ -2,7 +2,7 @@ package arrnf.normalize
 
 /** Walks that recurse once per plan level need more stack than py4j's threads (and the explain
  *  provider's) have on 300-level plans. */
-private[normalize] object DeepStack {
+private[arrnf] object DeepStack {
   private val DeepStackBytes = 512L << 20
 
   /** Runs `body` on a fresh thread with a 512 MB stack (reserved, not committed) and returns its
@@ -14,5 +14,12 @@ private[normalize] object DeepStack {
     t.start()
     t.join()
     result.fold(e => throw e, identity)
+  }
+
+  /** A stack overflow, also where the JVM reports it wrapped: the stack ran out while a lambda's
+   *  call site was being linked, which throws an `InternalError` caused by it. */
+  object Overflow {
+    def unapply(e: Throwable): Boolean =
+      Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(8).exists(_.isInstanceOf[StackOverflowError])
   }
 }

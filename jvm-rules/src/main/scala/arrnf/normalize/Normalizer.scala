@@ -240,7 +240,7 @@ object Normalizer {
     val shallow = new Normalizer(name, withSql, shallowOnly = true)
     try (shallow.normalize(plan), shallow.index)
     catch {
-      case TooDeep | _: StackOverflowError =>
+      case TooDeep | DeepStack.Overflow() =>
         val deep = new Normalizer(name, withSql, shallowOnly = false)
         (DeepStack.onDeepStack(deep.normalize(plan)), deep.index)
     }
