@@ -104,7 +104,7 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
 
   /**
    * The values a semi or anti join's left key is drawn from, where the left side is a table's rows
-   * (through filters, projections of columns and the left sides of other semi or anti joins), the
+   * ([[JoinKeys.tableUnder]] through the left sides of other semi or anti joins), the
    * key is unique in the table (a dimension's key: customer's id) and the right side's keys
    * (`children(1)`: its copy) span the table's key range (95% of it, [[coversMost]]): the table's
    * distinct keys. The right's keys are then taken as independent of what kept the left's rows:
@@ -117,15 +117,8 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
   def semiDomain(j: Join, children: Seq[LogicalPlan]): Option[BigInt] = j match {
     case ExtractEquiJoinKeys(LeftSemi | LeftAnti, Seq(l: Attribute), Seq(r: Attribute), None, _, _, _, _)
         if l.dataType == r.dataType =>
-      def leftRows(p: LogicalPlan): Option[LeafNode] = p match {
-        case s: Join if s.joinType == LeftSemi || s.joinType == LeftAnti => leftRows(s.left)
-        case f: Filter => leftRows(f.child)
-        case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => leftRows(child)
-        case leaf: LeafNode => Some(leaf)
-        case _ => None
-      }
       for {
-        leaf <- leftRows(j.left) if leaf.outputSet.contains(l)
+        leaf <- tableUnder(j.left, throughSemiJoins = true) if leaf.outputSet.contains(l)
         table <- statsOf(leaf)
         tableRows <- table.rowCount
         keyStats <- table.attributeStats.get(l)
@@ -167,10 +160,12 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
 }
 
 private[cost] object JoinKeys {
-  /** The table `p` reads, where `p` is its rows through filters and projections of columns. */
-  def tableUnder(p: LogicalPlan): Option[LeafNode] = p match {
-    case f: Filter => tableUnder(f.child)
-    case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => tableUnder(child)
+  /** The table `p` reads, where `p` is its rows through filters and projections of columns (and,
+   *  with `throughSemiJoins`, the left sides of semi and anti joins, which keep some of its rows). */
+  def tableUnder(p: LogicalPlan, throughSemiJoins: Boolean = false): Option[LeafNode] = p match {
+    case s: Join if throughSemiJoins && (s.joinType == LeftSemi || s.joinType == LeftAnti) => tableUnder(s.left, throughSemiJoins)
+    case f: Filter => tableUnder(f.child, throughSemiJoins)
+    case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => tableUnder(child, throughSemiJoins)
     case leaf: LeafNode => Some(leaf)
     case _ => None
   }

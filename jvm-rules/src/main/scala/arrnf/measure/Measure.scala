@@ -1,7 +1,6 @@
 package arrnf.measure
 
 import scala.util.Try
-import scala.util.control.NonFatal
 
 import org.json4s._
 import org.json4s.jackson.JsonMethods
@@ -217,7 +216,7 @@ object Measure {
 
   /** A report that never throws: the message instead. */
   def safely(f: => String): String = try f catch {
-    case e: Throwable if NonFatal(e) || arrnf.normalize.DeepStack.Overflow.unapply(e) =>
+    case e @ arrnf.normalize.DeepStack.Contained() =>
       JsonMethods.compact(JsonMethods.render(JObject("error" ->
         JString(s"${e.getClass.getSimpleName}: ${String.valueOf(e.getMessage)}"))))
   }

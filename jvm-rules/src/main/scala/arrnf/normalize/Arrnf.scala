@@ -1,7 +1,6 @@
 package arrnf.normalize
 
 import scala.util.Try
-import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.classic.Dataset
@@ -95,7 +94,7 @@ object Arrnf {
       case None => "ArrNF: no logical plan is linked to this physical plan; use pyspark_arrnf.arrnf(df)."
     }
   } catch {
-    case e: Throwable if NonFatal(e) || DeepStack.Overflow.unapply(e) =>
+    case e @ DeepStack.Contained() =>
       s"ArrNF: could not normalize this plan (${e.getClass.getSimpleName}: ${String.valueOf(e.getMessage).linesIterator.nextOption().getOrElse("")})"
   }
 }

@@ -22,4 +22,9 @@ private[arrnf] object DeepStack {
     def unapply(e: Throwable): Boolean =
       Iterator.iterate(e)(_.getCause).takeWhile(_ != null).take(8).exists(_.isInstanceOf[StackOverflowError])
   }
+
+  /** What the extension's guards catch and contain: a non-fatal failure or a stack overflow. */
+  object Contained {
+    def unapply(e: Throwable): Boolean = scala.util.control.NonFatal(e) || Overflow.unapply(e)
+  }
 }
