@@ -6,7 +6,9 @@
 
 One Spark session with the extension (default settings, AQE on). First every table's row count
 (``spark.table(t).count()``), then every query planned with its ArrNF program, untimed
-(``--plan-warmup`` rounds: JIT warm-up). Then per kind, per query: a fresh DataFrame is planned (``executedPlan``, timed: the plain
+(``--plan-warmup`` rounds: JIT warm-up; then, unless ``--no-sketch-warmup``, one more round with every
+table sketched, after which the sketches are forgotten: the estimator's code that reads a sketch is
+compiled like the rest, and a p1 without it times a cold JVM). Then per kind, per query: a fresh DataFrame is planned (``executedPlan``, timed: the plain
 planning time), ``p0 = arrnf(df)`` is taken (timed: what the program adds to planning; estimates from
 file metadata and catalog only) and ``m = measure(df)`` runs the query. After all queries of a kind,
 the sketch pass runs once over that kind's tables (``pyspark_arrnf.statistics``, timed) and every
@@ -118,6 +120,7 @@ def _measured(m: dict) -> dict:
 
 def collect(args) -> dict:
     import pyspark_arrnf
+    from pyspark_arrnf._jvm import clear_statistics
     from run import _workload
     from pyspark_arrnf.data import generate, register_tables
 
@@ -136,7 +139,7 @@ def collect(args) -> dict:
         tables[kind] = [f"{kind}.{t}" for t in register_tables(spark, generate(kind, args.scale), database=kind)]
         counts.update({t: spark.table(t).count() for t in tables[kind]})
     items = [(k, n, sql) for k, n, sql, _ in _workload(set(args.only.split(",")) if args.only else None, kinds)]
-    for r in range(args.plan_warmup):  # JIT warm-up: plan and normalize every query, untimed
+    def warm_up(label: str) -> None:
         t0 = time.perf_counter()
         for kind, name, sql in items:
             spark.catalog.setCurrentDatabase(kind)
@@ -144,7 +147,17 @@ def collect(args) -> dict:
                 pyspark_arrnf.arrnf(_planned(spark, sql)[0])
             except Exception:  # noqa: BLE001 - recorded below, when it is timed
                 pass
-        print(f"warm-up {r + 1}/{args.plan_warmup}: {len(items)} queries planned in {time.perf_counter() - t0:.0f} s", flush=True)
+        print(f"warm-up {label}: {len(items)} queries planned in {time.perf_counter() - t0:.0f} s", flush=True)
+
+    for r in range(args.plan_warmup):  # JIT warm-up: plan and normalize every query, untimed
+        warm_up(f"{r + 1}/{args.plan_warmup}")
+    if args.plan_warmup and args.sketch_warmup:
+        # The estimator's paths that read a sketch (samples, distinct counts, clusters) run only once
+        # one is taken: warmed like planning's, on sketches then forgotten (p0 is without them).
+        for kind in kinds:
+            pyspark_arrnf.statistics(spark, tables[kind])
+        warm_up("with sketches")
+        clear_statistics(spark)
     queries, sketch = [], {}
     for kind in kinds:
         spark.catalog.setCurrentDatabase(kind)
@@ -193,7 +206,7 @@ def collect(args) -> dict:
     import pyspark
 
     settings = {"scale": args.scale, "partitions": args.partitions, "driver_memory": args.driver_memory,
-                "plan_warmup": args.plan_warmup, "master": "local[2]", "aqe": "on (default)", "autoBroadcastJoinThreshold": "default (10 MB)"}
+                "plan_warmup": args.plan_warmup, "sketch_warmup": bool(args.plan_warmup and args.sketch_warmup), "master": "local[2]", "aqe": "on (default)", "autoBroadcastJoinThreshold": "default (10 MB)"}
     machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                "pyspark": pyspark.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S")}
     return {"machine": machine, "settings": settings, "table_rows": counts, "sketch_s": sketch, "queries": queries}
@@ -265,7 +278,8 @@ def write_markdown(data: dict, figs: dict, path: Path) -> None:
     lines = ["# ArrNF size estimates against measured rows", "",
              f"Scale factor {st['scale']:g}; run {mc['date']}; {mc['cpus']} cores, {mc['platform']}; Python {mc['python']}, "
              f"PySpark {mc['pyspark']}. Settings: master {st['master']}, driver memory {st['driver_memory']}, "
-             f"{st['partitions']} shuffle partitions, {st.get('plan_warmup', 1)} planning warm-up round(s), AQE {st['aqe']}, broadcast threshold {st['autoBroadcastJoinThreshold']}. "
+             f"{st['partitions']} shuffle partitions, {st.get('plan_warmup', 1)} planning warm-up round(s)"
+             f"{' and one with sketches taken, then forgotten' if st.get('sketch_warmup') else ''}, AQE {st['aqe']}, broadcast threshold {st['autoBroadcastJoinThreshold']}. "
              "p0: estimates without sketch (file metadata, catalog); p1: after the sketch pass. Measured: `measured.rows` "
              "of the blocks Spark builds state for (`realization` with a non-shared entry); 0 counts as 1.", "",
              "## Accuracy", ""]
@@ -318,6 +332,9 @@ def main(argv=None) -> int:
     p.add_argument("--kinds", default="tpch,tpcds")
     p.add_argument("--only", help="comma-separated kind:name, e.g. tpch:q3,tpcds:q71")
     p.add_argument("--plan-warmup", type=int, default=1, help="untimed rounds planning every query first")
+    p.add_argument("--no-sketch-warmup", dest="sketch_warmup", action="store_false",
+                   help="no warm-up round with sketches taken and then forgotten: the estimator's sketch paths run cold "
+                        "the first time p1 is timed (the first plan after a sketch pass in a fresh JVM)")
     p.add_argument("--partitions", type=int, default=8)
     p.add_argument("--driver-memory", default="12g")
     p.add_argument("--out", help="results folder (default bench/results/<time>)")

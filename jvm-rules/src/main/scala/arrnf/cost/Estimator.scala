@@ -26,10 +26,13 @@ object Estimator extends DerivedStatistics {
   /** Whether some relation under `plan` may have column statistics (a sketch, or the catalog's
    *  column statistics): without any, no filter, join or aggregate above it can be estimated. A
    *  quick test, reading no file listing: whether a sketch is still current is found when estimating. */
-  def hasColumnStatistics(plan: LogicalPlan): Boolean = plan.collectLeaves().exists {
+  def hasColumnStatistics(plan: LogicalPlan): Boolean = plan.collectLeaves().exists(leafHasColumnStatistics)
+
+  /** [[hasColumnStatistics]] of one leaf. */
+  def leafHasColumnStatistics(leaf: LogicalPlan): Boolean = leaf match {
     case LogicalRelation(h: HadoopFsRelation, _, table, _, _) =>
       table.flatMap(_.stats).exists(_.colStats.nonEmpty) || Try(Sketches.taken(h)).getOrElse(false)
-    case leaf => Try(leaf.stats.attributeStats.nonEmpty).getOrElse(false)
+    case _ => Try(leaf.stats.attributeStats.nonEmpty).getOrElse(false)
   }
 
   /** Why a filter whose columns have statistics has no estimate. */
