@@ -5,7 +5,7 @@ import java.util.Locale
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeSet}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.Inner
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, LeafNode, LogicalPlan, Project, Statistics}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LeafNode, LogicalPlan, Project, Statistics}
 
 import arrnf.stats.Sketches
 
@@ -55,6 +55,49 @@ private[cost] final class Clustering(sampleOf: LeafNode => Option[Sketches.Sampl
         r <- sample.rowsPerCombination(distinct.map(_.name.toLowerCase(Locale.ROOT)))
       } yield Estimator.draws(rows, r)
     }.nextOption()
+  }
+
+  /**
+   * The rows of inner join `j` on two or more columns, its sides' rows `rows`, by the distinct
+   * combinations of its keys on each side ([[keyCombinations]]): `rows_l × rows_r / max(combinations)`,
+   * containment as Spark counts it for one key, for the combination. Spark's estimation divides by
+   * the distinct values of one key alone: a return joined to its sale by ticket and item (TPC-DS
+   * q17, q25, q29: store_sales ⋈ store_returns) is counted as matching every sale of its ticket,
+   * 2.9 million rows estimated for 198,000 measured. None where a side's combinations are not told.
+   */
+  def compositeJoin(j: Join, rows: (BigInt, BigInt)): Option[BigInt] = j match {
+    case ExtractEquiJoinKeys(Inner, leftKeys, rightKeys, None, _, left, right, _)
+        if leftKeys.size > 1 && (leftKeys ++ rightKeys).forall(_.isInstanceOf[Attribute]) =>
+      for {
+        l <- keyCombinations(left, leftKeys.map(_.asInstanceOf[Attribute]), rows._1)
+        r <- keyCombinations(right, rightKeys.map(_.asInstanceOf[Attribute]), rows._2)
+      } yield (BigDecimal(rows._1) * BigDecimal(rows._2) / BigDecimal(l.max(r).max(1)))
+        .setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
+    case _ => None
+  }
+
+  /**
+   * The distinct combinations of `keys` among `plan`'s `rows` rows, where every key follows to one
+   * sampled table under `plan` (itself or a dimension's unique key, as in [[rowsPerDraw]]): the
+   * rows over the table's rows per combination of those columns
+   * ([[Sketches.Sample.rowsPerCombination]]: exact where the sample is the whole table), or one per
+   * row where no sampled pair of rows shares one (a sale's ticket and item); never more than the
+   * table holds. Keys that go together show as clusters and are not counted as independent:
+   * an item and its category hold as many combinations as items, not items × categories. None
+   * where a key does not follow to the table or is not sampled.
+   */
+  def keyCombinations(plan: LogicalPlan, keys: Seq[Attribute], rows: BigInt): Option[BigInt] = for {
+    first <- keys.headOption
+    table <- tableOf(plan, first)
+    sample <- sampleOf(table)
+    tableRows <- statsOf(table).flatMap(_.rowCount)
+    of <- keys.foldLeft(Option(Vector.empty[Attribute])) { (found, k) => found.flatMap(f => column(plan, k, table).map(f :+ _)) }
+    names = of.distinctBy(_.exprId).map(_.name.toLowerCase(Locale.ROOT))
+    if names.size > 1 && names.forall(sample.names.contains)
+  } yield {
+    val perCombination = BigDecimal(sample.rowsPerCombination(names).getOrElse(1.0).max(1.0))
+    def over(n: BigInt) = (BigDecimal(n) / perCombination).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
+    over(rows).min(over(tableRows)).max(1)
   }
 
   /** Whether `table`'s rows reach the top of `plan` through joins and filters that test only `of`. */

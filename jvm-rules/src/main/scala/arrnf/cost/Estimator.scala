@@ -162,7 +162,7 @@ final class Estimator {
             // ([[Estimator.distinctIn]]: about 1,480 dates).
             // `caps`: the most distinct values an untested column can keep ([[JoinKeys.rangeCaps]]).
             // `fewer`: rows fewer than Spark's, with the distinct counts of the join keys they keep
-            // ([[JoinKeys.independent]]).
+            // ([[JoinKeys.independent]]; on several keys, [[Clustering.compositeJoin]]).
             // `tested` on one column of an input (a date key): the rows of that input per
             // independent draw of a column's values ([[Clustering]]: a ticket's rows share it).
             def perDraw(tested: AttributeSet)(a: Attribute): Option[(Double, Attribute)] = p.children.find(_.outputSet.contains(a)).flatMap { side =>
@@ -292,8 +292,15 @@ final class Estimator {
               // not test taken as a random share of the rows, not scaled down with them.
               case f: Filter => sampled(copied, Estimator.valueTested(f.condition), children)
               case j: Join if j.joinType == Inner =>
+                // On several keys: by their combinations, where Spark divides by one key's values.
+                def composite = Try(for {
+                  l <- children.head.stats.rowCount
+                  r <- children(1).stats.rowCount
+                  n <- clustering.compositeJoin(j, (l, r))
+                } yield (n, n)).toOption.flatten
                 sampled(copied, AttributeSet(j.condition.toSeq.flatMap(_.references)), children,
-                  Try(joinKeys.rangeCaps(j, children, used)).getOrElse(Map.empty), Try(joinKeys.independent(j, children)).toOption.flatten)
+                  Try(joinKeys.rangeCaps(j, children, used)).getOrElse(Map.empty),
+                  Try(joinKeys.independent(j, children)).toOption.flatten.orElse(composite))
               // Computed columns, which Spark's estimation drops.
               case pr: Project if in.exists(_.rowCount.isDefined) =>
                 val derived = Try(Estimator.derivedColumns(pr.projectList, in.get)).getOrElse(Nil)

@@ -352,6 +352,29 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(ranged._2 == 500 && near(ranged._1, ranged._2), ranged)
   }
 
+  test("a join on two keys by their combinations: a return finds its one sale, not every sale of its ticket; " +
+    "keys that go together stay one key's values") {
+    // 1,000 tickets of 12 sales each, every item once in a ticket; returns: a tenth of the sales
+    tableOf("est_sales", 12000, "id", "id DIV 12 AS ticket", "(id * 7919) % 2000 AS item")
+    tableOf("est_returns", 1200, "id * 10 + 3 AS id", "(id * 10 + 3) DIV 12 AS ticket", "((id * 10 + 3) * 7919) % 2000 AS item")
+    // items and their category (one per item): 20 and 2 rows per item
+    tableOf("est_lines", 10000, "id", "id % 500 AS item", "id % 500 % 10 AS cat")
+    tableOf("est_picks", 1000, "id", "id % 500 AS item", "id % 500 % 10 AS cat")
+    sketch("est_sales", "est_returns", "est_lines", "est_picks")
+    // the join's rows: those of its result arranged for one more join
+    def both(sql: String): (Option[Long], Long) = {
+      val c = arranged(program(s"SELECT x.a FROM ($sql) x JOIN est_dim d ON x.a = d.id")).map(_.cost).find(keyedBy(_, "a")).get
+      (c.rows, spark.sql(sql).count())
+    }
+    def near(e: (Option[Long], Long)) = e._1.exists(x => x * 2 >= e._2 && x <= e._2 * 2)
+    // Spark's estimate: 12,000 × 1,200 / 2,000 items = 7,200 rows
+    val returned = both("SELECT s.id AS a, r.id AS b FROM est_sales s JOIN est_returns r ON s.ticket = r.ticket AND s.item = r.item")
+    assert(returned._2 == 1200 && near(returned), returned)
+    // item and category: 500 combinations, not 500 × 10 (independence would say 2,000 rows)
+    val together = both("SELECT l.id AS a, p.id AS b FROM est_lines l JOIN est_picks p ON l.item = p.item AND l.cat = p.cat")
+    assert(together._2 == 20000 && near(together), together)
+  }
+
   test("an equality to a scalar subquery's value: as to one of the column's values, not unknown") {
     tableOf("est_weeks", 1000, "id", "id % 100 AS week", "CAST(id % 7 AS STRING) AS day")
     sketch("est_weeks")
