@@ -3,7 +3,6 @@ package arrnf.rules
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, If, IsNull, Literal, Multiply, Subtract, UnaryMinus}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.types._
 
 import arrnf.catalyst.Effects
@@ -44,26 +43,11 @@ object FoldValueTerms extends Rule[LogicalPlan] {
   // search first, the rewriting walk (which copies nodes) only where a term is found. The fold
   // needs the node: a column's definition is read from the node's children.
   override def apply(plan: LogicalPlan): LogicalPlan =
-    if (!termBelow(plan)) plan
+    if (!plan.exists(hasTerm)) plan
     else plan.transformUp {
       case node if hasTerm(node) =>
         val produced = (x: Attribute) => node.children.exists(c => c.outputSet.contains(x) && !Effects.canFailToProduce(x, c))
         node.transformExpressions(fold(produced))
-    }
-
-  /** On a node whose subtree holds no term: the node itself. A plan is immutable, so the answer
-   *  holds for as long as the node is that object; the next iterations of the batch keep most
-   *  subtrees as they were and skip them (over the TPC queries this search was 13% of the
-   *  extension's optimizer time). A copy of the node (Spark copies tags to a rewritten node)
-   *  carries another object's mark, which does not count. */
-  private[rules] val NoTermBelow = TreeNodeTag[LogicalPlan]("arrnf.FoldValueTerms.noTermBelow")
-
-  private def termBelow(p: LogicalPlan): Boolean =
-    if (p.getTagValue(NoTermBelow).exists(_ eq p)) false
-    else {
-      val found = hasTerm(p) || p.children.exists(termBelow)
-      if (!found) p.setTagValue(NoTermBelow, p)
-      found
     }
 
   private val anyTerm = fold(_ => true)
