@@ -23,12 +23,9 @@ object Estimator extends DerivedStatistics {
   val NoColumnStatistics = "unknown: no distinct counts for its filter, join or grouping columns; " +
     "take the sketch pass or ANALYZE TABLE ... FOR ALL COLUMNS"
 
-  /** Whether some relation under `plan` may have column statistics (a sketch, or the catalog's
-   *  column statistics): without any, no filter, join or aggregate above it can be estimated. A
-   *  quick test, reading no file listing: whether a sketch is still current is found when estimating. */
-  def hasColumnStatistics(plan: LogicalPlan): Boolean = plan.collectLeaves().exists(leafHasColumnStatistics)
-
-  /** [[hasColumnStatistics]] of one leaf. */
+  /** Whether a leaf may have column statistics (a sketch, or the catalog's column statistics):
+   *  without any under a plan, no filter, join or aggregate above them can be estimated. A quick
+   *  test, reading no file listing: whether a sketch is still current is found when estimating. */
   def leafHasColumnStatistics(leaf: LogicalPlan): Boolean = leaf match {
     case LogicalRelation(h: HadoopFsRelation, _, table, _, _) =>
       table.flatMap(_.stats).exists(_.colStats.nonEmpty) || Try(Sketches.taken(h)).getOrElse(false)
@@ -71,6 +68,11 @@ final class Estimator {
   import Estimator.{NoColumnStatistics, PlanShape, SemiJoin, UnestimatedFilter}
 
   private val known = new java.util.IdentityHashMap[LogicalPlan, Estimate]()
+
+  /** [[Estimator.leafHasColumnStatistics]] of some leaf under `plan`, asked once per leaf (a plan's aggregates share them). */
+  def hasColumnStatistics(plan: LogicalPlan): Boolean = plan.collectLeaves().exists(leaf =>
+    leafHasStatistics.computeIfAbsent(leaf, l => Estimator.leafHasColumnStatistics(l)))
+  private val leafHasStatistics = new java.util.IdentityHashMap[LogicalPlan, java.lang.Boolean]()
 
   def apply(p: LogicalPlan): Estimate = {
     if (!known.containsKey(p)) {

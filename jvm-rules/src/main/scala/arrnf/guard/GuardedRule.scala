@@ -1,6 +1,5 @@
 package arrnf.guard
 
-
 import arrnf.ArrnfConf
 
 import org.apache.spark.internal.Logging
@@ -31,7 +30,7 @@ final class GuardedRule(val inner: Rule[LogicalPlan]) extends Rule[LogicalPlan] 
       inner(plan)
     } catch {
       // A rule's recursion may overflow the stack on a very deep plan: the plan is kept as well.
-      case e @ arrnf.normalize.DeepStack.Contained() =>
+      case e @ DeepStack.Contained() =>
         ArrnfStatus.recordFailure(simpleName)
         logWarning(s"pyspark-arrnf: rule $ruleName failed and was skipped; the query keeps the plan it " +
           s"had before the rule. Turn it off with ${ArrnfConf.ruleEnabledKey(simpleName)}=false. Cause: $e")

@@ -11,6 +11,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.StateStoreWri
 import org.apache.spark.sql.execution.streaming.runtime.{StreamExecution, StreamingQueryWrapper}
 import org.apache.spark.sql.streaming.StreamingQuery
 
+import arrnf.guard.DeepStack
 import arrnf.model.{ArrnfProgram, Block}
 import arrnf.normalize.{BlockIndex, Normalizer}
 import arrnf.render.{JsonFormat, TextFormat}
@@ -216,7 +217,7 @@ object Measure {
 
   /** A report that never throws: the message instead. */
   def safely(f: => String): String = try f catch {
-    case e @ arrnf.normalize.DeepStack.Contained() =>
+    case e @ DeepStack.Contained() =>
       JsonMethods.compact(JsonMethods.render(JObject("error" ->
         JString(s"${e.getClass.getSimpleName}: ${String.valueOf(e.getMessage)}"))))
   }

@@ -7,6 +7,7 @@ import org.apache.spark.sql.classic.Dataset
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
 
+import arrnf.guard.DeepStack
 import arrnf.measure.Realization
 import arrnf.model.ArrnfProgram
 import arrnf.render.{JsonFormat, TextFormat}

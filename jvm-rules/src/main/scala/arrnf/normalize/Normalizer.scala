@@ -16,6 +16,7 @@ import org.apache.spark.sql.types.{DataType, NullType}
 
 import arrnf.catalyst.{Patterns, SetOperationRewrites}
 import arrnf.cost.CostModel
+import arrnf.guard.DeepStack
 import arrnf.model._
 import arrnf.render.{Positions, ShownAs, SqlForm}
 import arrnf.render.ExpressionText.{compress, ref, showIndexed}

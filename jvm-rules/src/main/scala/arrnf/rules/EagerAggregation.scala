@@ -119,12 +119,8 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     if (plan.isStreaming) return plan
     // One estimator for the plan: its inputs' statistics are read once for all its aggregates.
     lazy val estimator = new Estimator()
-    // Whether a leaf has column statistics, asked once per leaf: the aggregates of a plan share most leaves.
-    val leafStats = new java.util.IdentityHashMap[LogicalPlan, java.lang.Boolean]()
-    def hasColumnStatistics(p: LogicalPlan) = p.collectLeaves().exists(leaf =>
-      leafStats.computeIfAbsent(leaf, l => Estimator.leafHasColumnStatistics(l)))
     plan.transformUpWithPruning(_.containsAllPatterns(AGGREGATE, JOIN)) {
-      case a: Aggregate if a.resolved && a.getTagValue(Tag).isEmpty => push(a, estimator, hasColumnStatistics).getOrElse(a)
+      case a: Aggregate if a.resolved && a.getTagValue(Tag).isEmpty => push(a, estimator).getOrElse(a)
     }
   }
 
@@ -142,11 +138,10 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
   private final case class Split(r: Seq[Int], keys: Seq[Attribute], parts: Map[Expression, Partial], pre: Aggregate,
       rJoin: LogicalPlan, top: LogicalPlan, needed: AttributeSet, cross: Seq[Expression], other: Option[Other] = None)
 
-  private def push(a: Aggregate, estimator: => Estimator, hasColumnStatistics: LogicalPlan => Boolean): Option[LogicalPlan] =
-    JoinGraph.of(a.child).flatMap { graph =>
+  private def push(a: Aggregate, estimator: => Estimator): Option[LogicalPlan] = JoinGraph.of(a.child).flatMap { graph =>
     // Without distinct counts below (no sketch pass, no ANALYZE ... FOR ALL COLUMNS) no split can be
     // estimated: said first, before the law is checked (what most plans cost the rule).
-    val estimable = check(ArrnfConf.eagerMinReduction() == 0 || hasColumnStatistics(a.child),
+    val estimable = check(ArrnfConf.eagerMinReduction() == 0 || estimator.hasColumnStatistics(a.child),
       Estimator.NoColumnStatistics.replaceFirst("^unknown: ", "the pre-aggregate's rows are unknown: "))
     // Without the rows the aggregate reads now no split can be weighed: found out before the splits
     // are built (TPC-DS q6, q32, q54 and q92 with default broadcast built every split first).

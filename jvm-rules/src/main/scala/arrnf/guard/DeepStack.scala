@@ -1,7 +1,7 @@
-package arrnf.normalize
+package arrnf.guard
 
 /** Walks that recurse once per plan level need more stack than py4j's threads (and the explain
- *  provider's) have on 300-level plans. */
+ *  provider's) have on 300-level plans; and what the extension's guards catch when they do not. */
 private[arrnf] object DeepStack {
   private val DeepStackBytes = 512L << 20
 
