@@ -65,7 +65,7 @@ final case class Estimate(rows: Option[BigInt], source: String)
  * column statistics it needs, and its estimates never exceed the product of their inputs' rows.
  */
 final class Estimator {
-  import Estimator.{NoColumnStatistics, PlanShape, SemiJoin, UnestimatedFilter}
+  import Estimator.{NoColumnStatistics, PlanShape, SemiJoin, UnestimatedCondition, UnestimatedFilter}
 
   private val known = new java.util.IdentityHashMap[LogicalPlan, Estimate]()
 
@@ -240,6 +240,22 @@ final class Estimator {
               case w: WindowGroupLimit if w.partitionSpec.isEmpty && !in.exists(_.rowCount.isDefined) => Some(BigInt(w.limit))
               case _ => None
             }
+            lazy val filtered = copied match {
+              case j: Join => Try(Estimator.filteredJoin(j)).toOption.flatten
+              case _ => None
+            }
+            lazy val unmatched = p match {
+              case f: Filter => Estimator.unmatched(f).flatMap(j => Try(Estimator.semiJoin(j, Seq(copy(j.left), copy(j.right)))).toOption.flatten)
+              case _ => None
+            }
+            lazy val ranked = p match {
+              case f: Filter => in.flatMap(i => Try(Estimator.rankKept(f, i)).toOption.flatten)
+              case _ => None
+            }
+            // `rows` of its input's: no column with more values or NULLs than that.
+            def keeping(rows: BigInt): LogicalPlan = ours(Statistics(sizeInBytes = size, rowCount = Some(rows),
+              attributeStats = AttributeMap(in.get.attributeStats.toSeq.map { case (a, s) =>
+                a -> s.copy(distinctCount = s.distinctCount.map(_.min(rows)), nullCount = s.nullCount.map(_.min(rows))) })))
             def fromTheSample: LogicalPlan = {
               sourcesBelow.put(p, below + "sample")
               ours(bySample.get._1.copy(sizeInBytes = size))
@@ -248,17 +264,23 @@ final class Estimator {
               // A filter Spark cannot estimate directly over a sampled table: the share of the
               // sample's rows it keeps.
               case _: Filter if !sparkEstimates && bySample.isDefined => fromTheSample
-              // Any filter of values over a sampled table, where the sample is the whole table or
-              // enough of its rows pass to count (Estimator.MinSampled): Spark's estimation takes
+              // Any filter of values over a sampled table, where the sample is the whole table,
+              // enough of its rows pass to count (Estimator.MinSampled) or it refutes Spark's
+              // estimate (Estimator.refutes: a rare range of a skewed column): Spark's estimation takes
               // columns as independent (TPC-DS q53's item category, class and brand, each determining
               // the one before: Spark keeps 3 of the 934 items) and values as equally frequent
               // (customer_address's gmt_offset is -5 on 36% of its rows; Spark's share of its 6
               // values is 16%).
               case f: Filter if Estimator.testsValues(f.condition) && bySample.exists { case (_, k) =>
-                  k.whole || k.kept >= Estimator.MinSampled } => fromTheSample
+                  k.whole || k.kept >= Estimator.MinSampled || (for (s <- Try(copied.stats.rowCount).toOption.flatten;
+                    m <- in.flatMap(_.rowCount)) yield Estimator.refutes(k.kept, k.size, s, m)).contains(true) } => fromTheSample
               // An equality to a scalar subquery's one value: as to one value of the column's.
               case _: Filter if !sparkEstimates && subqueryValues.isDefined =>
                 sampled(subqueryValues.get, Estimator.valueTested(subqueryValues.get.condition), children)
+              // Tests of ranks (Estimator.rankKept): k rows per window partition.
+              case _: Filter if !sparkEstimates && ranked.isDefined => keeping(ranked.get)
+              // A left outer join's unmatched rows: its anti join's.
+              case _: Filter if !sparkEstimates && unmatched.isDefined => ours(unmatched.get.copy(sizeInBytes = size))
               // Spark assumes a predicate it cannot estimate keeps every row: that is no estimate.
               case f: Filter if !sparkEstimates =>
                 val counted = Try(f.condition.references.forall(a => children.head.stats.attributeStats.get(a)
@@ -271,6 +293,12 @@ final class Estimator {
                   .toOption.flatten.map(ours).getOrElse(unknown(SemiJoin))
               // Spark's join estimation drops keys without distinct counts and ignores other
               // conditions: it would count a cartesian product.
+              // Keys counted and another condition Spark's filter estimation covers: that filter of the join on its keys.
+              case j: Join if unestimated(j, children).contains(UnestimatedCondition) && filtered.isDefined =>
+                val (plan, share) = filtered.get
+                val kept = if (share == 1.0) plan else Try(plan.stats).toOption.filter(_.rowCount.isDefined).fold(plan)(s => EstimatedNode(plan,
+                  s.copy(rowCount = s.rowCount.map(r => BigDecimal(BigDecimal(r).toDouble * share).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt))))
+                sampled(kept, AttributeSet(j.condition.toSeq.flatMap(_.references)), children)
               case j: Join if unestimated(j, children).isDefined => unknown(unestimated(j, children).get)
               // Nodes that keep their input's rows, which Spark's estimation leaves without a count.
               case _: Window | _: Sort | _: RepartitionOperation if in.exists(_.rowCount.isDefined) =>
@@ -281,11 +309,7 @@ final class Estimator {
               case _: WindowGroupLimit if rankLimit.isDefined =>
                 sourcesBelow.put(p, Set.empty)
                 ours(Statistics(sizeInBytes = size, rowCount = rankLimit))
-              case w: WindowGroupLimit if topK.isDefined =>
-                val rows = topK.get
-                ours(Statistics(sizeInBytes = size, rowCount = Some(rows), attributeStats = AttributeMap(in.get.attributeStats.toSeq.map {
-                  case (a, s) => a -> s.copy(distinctCount = s.distinctCount.map(_.min(rows)), nullCount = s.nullCount.map(_.min(rows)))
-                })))
+              case _: WindowGroupLimit if topK.isDefined => keeping(topK.get)
               // Each input row once per projection (ROLLUP, CUBE, GROUPING SETS).
               case e: Expand if in.exists(_.rowCount.isDefined) =>
                 ours(Statistics(sizeInBytes = size, rowCount = in.get.rowCount.map(_ * e.projections.size),

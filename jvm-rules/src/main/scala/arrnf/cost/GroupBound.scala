@@ -1,7 +1,7 @@
 package arrnf.cost
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, ExprId, Expression, Literal}
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, Distinct, Except, Expand, Filter, GlobalLimit, Intersect, Join, LeafNode, LocalLimit, LogicalPlan, Project, RepartitionOperation, Sample, Sort, Statistics, UnaryNode, Window, WindowGroupLimit}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, Distinct, Except, Expand, Filter, GlobalLimit, Intersect, Join, LeafNode, LocalLimit, LogicalPlan, Project, RepartitionOperation, Sample, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
 
 import arrnf.stats.Sketches
 
@@ -24,9 +24,52 @@ import arrnf.stats.Sketches
 private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], sampleOf: LogicalPlan => Option[Sketches.Sample],
     statsOf: LogicalPlan => Option[Statistics], clustering: Clustering) {
 
-  def apply(a: Aggregate, in: Statistics): Option[BigInt] = a.child match {
-    case e: Expand => bySets(a, e, in).orElse(plain(a, in))
-    case _ => plain(a, in)
+  def apply(a: Aggregate, in: Statistics): Option[BigInt] = {
+    val own = a.child match {
+      case e: Expand => bySets(a, e, in).orElse(plain(a, in))
+      case _ => plain(a, in)
+    }
+    byBranches(a).fold(own)(b => Some(own.fold(b)(_.min(b))))
+  }
+
+  /**
+   * Grouping columns taken from a UNION ALL's columns (through projections, filters and aggregates
+   * that group by them): no more groups than the sum of each branch's, each bounded as its own
+   * aggregate. TPC-DS q75 groups the sales of three channels by year and four columns of the items
+   * of one category: 857 groups measured; Spark multiplies the columns' distinct counts up to the
+   * union's rows (163,080). None where a branch's groups are not bounded.
+   */
+  private def byBranches(a: Aggregate): Option[BigInt] = {
+    val groups = a.groupingExpressions.collect { case g: Attribute => g.exprId }
+    if (groups.isEmpty || groups.size != a.groupingExpressions.size) return None
+    def union(p: LogicalPlan, ids: Seq[ExprId]): Option[(Union, Seq[Int])] = p match {
+      case u: Union if !u.byName && !u.allowMissingCol =>
+        Some(ids.map(id => u.output.indexWhere(_.exprId == id))).filterNot(_.contains(-1)).map(u -> _)
+      case Project(list, child) =>
+        val below = ids.map(id => list.collectFirst {
+          case c: Attribute if c.exprId == id => c.exprId
+          case al @ Alias(c: Attribute, _) if al.exprId == id => c.exprId
+        })
+        if (below.forall(_.isDefined)) union(child, below.flatten) else None
+      case g: Aggregate if ids.forall(id => g.groupingExpressions.exists { case c: Attribute => c.exprId == id; case _ => false }) =>
+        union(g.child, ids)
+      case _: Filter | _: Sort | _: RepartitionOperation | _: Deduplicate | _: Distinct => union(p.children.head, ids)
+      case _ => None
+    }
+    for {
+      (u, at) <- union(a.child, groups)
+      bounds = u.children.map { branch =>
+        // a branch's constant (its channel's name) is one group
+        val constants = branch match {
+          case Project(list, _) => list.collect { case al @ Alias(_: Literal, _) => al.exprId }.toSet
+          case _ => Set.empty[ExprId]
+        }
+        val columns = at.map(branch.output(_)).filterNot(c => constants.contains(c.exprId))
+        if (columns.isEmpty) Some(BigInt(1))
+        else statsOf(branch).filter(_.rowCount.isDefined).flatMap(s => apply(Aggregate(columns, columns, branch), s))
+      }
+      if bounds.forall(_.isDefined)
+    } yield bounds.flatten.sum.max(1)
   }
 
   /**
