@@ -291,14 +291,15 @@ final class Estimator {
               case j: Join if Estimator.isSemi(j) =>
                 Try(Estimator.semiJoin(j, children, Try(joinKeys.semiDomain(j, children)).toOption.flatten))
                   .toOption.flatten.map(ours).getOrElse(unknown(SemiJoin))
-              // Spark's join estimation drops keys without distinct counts and ignores other
-              // conditions: it would count a cartesian product.
-              // Keys counted and another condition Spark's filter estimation covers: that filter of the join on its keys.
+              // Keys counted and another condition Spark's join estimation ignores, which its
+              // filter estimation covers (or `a <> b`): the join on its keys, so filtered.
               case j: Join if unestimated(j, children).contains(UnestimatedCondition) && filtered.isDefined =>
                 val (plan, share) = filtered.get
                 val kept = if (share == 1.0) plan else Try(plan.stats).toOption.filter(_.rowCount.isDefined).fold(plan)(s => EstimatedNode(plan,
                   s.copy(rowCount = s.rowCount.map(r => BigDecimal(BigDecimal(r).toDouble * share).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt))))
                 sampled(kept, AttributeSet(j.condition.toSeq.flatMap(_.references)), children)
+              // Spark's join estimation drops keys without distinct counts and ignores other
+              // conditions: it would count a cartesian product.
               case j: Join if unestimated(j, children).isDefined => unknown(unestimated(j, children).get)
               // Nodes that keep their input's rows, which Spark's estimation leaves without a count.
               case _: Window | _: Sort | _: RepartitionOperation if in.exists(_.rowCount.isDefined) =>

@@ -1,6 +1,6 @@
 package arrnf.cost
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, ExprId, Expression, Literal}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, ExprId, Expression, Literal}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, Distinct, Except, Expand, Filter, GlobalLimit, Intersect, Join, LeafNode, LocalLimit, LogicalPlan, Project, RepartitionOperation, Sample, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
 
 import arrnf.stats.Sketches
@@ -103,7 +103,8 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
       if (of.isEmpty || !of.forall(_.isDefined)) None
       else Some(of.flatten).filter(ts => ts.forall(_ eq ts.head)).map(_.head)
     }
-    // The combinations of a table's columns its sample tells (a column computed in the subtree, none).
+    // The combinations of a table's columns its sample tells (a column computed in the subtree, none):
+    // among the sampled rows the subtree's filters keep, where they tell, else among all.
     def sampled(t: LogicalPlan, es: Seq[Expression]): Option[BigInt] = for {
       leaf <- t.collectLeaves().headOption
       sample <- sampleOf(leaf)
@@ -112,7 +113,8 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
           tableColumn(t, base).map(o => ns :+ o.name.toLowerCase(java.util.Locale.ROOT)) }
         case _ => None
       }
-      n <- sample.combinations(names.distinct)
+      where = t.collect { case f: Filter => f.condition }.reduceOption(And)
+      n <- where.flatMap(w => sample.combinations(names.distinct, w, leaf.output)).orElse(sample.combinations(names.distinct))
     } yield n
     val placed = groups.zip(counts.flatten).map { case (e, n) => (subtree(e), e, n) }
     val parts = placed.collect { case (Some(t), e, n) => (t, e, n) }.groupBy(x => System.identityHashCode(x._1)).values.toSeq.map { ts =>

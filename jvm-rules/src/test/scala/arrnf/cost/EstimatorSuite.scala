@@ -270,6 +270,13 @@ class EstimatorSuite extends ArrnfSparkSuite {
     sketch("est_pairs_nulls")
     val rare = groups("SELECT category, class, count(*) FROM est_pairs_nulls GROUP BY category, class")
     assert(rare.rows.exists(r => r >= 5 && r <= 15), rare)
+    // of the rows a filter keeps, the combinations among the sampled rows it keeps: 10 classes of
+    // their 5 categories joined to facts, where the whole sample holds 50 pairs (and Spark: 10 x 5)
+    val keptSql = "SELECT c.category, c.class, count(*) FROM est_fact f JOIN est_classes c ON f.k = c.id " +
+      "WHERE c.class < 10 GROUP BY c.category, c.class"
+    assert(spark.sql(keptSql).count() == 10)
+    val kept = groups(keptSql)
+    assert(kept.rows.exists(r => r >= 10 && r <= 15), kept)
     // near-unique combinations (each sampled pair seen once): the sample does not tell, Spark's stands
     val unique = groups("SELECT id, k, count(*) FROM est_fact GROUP BY id, k")
     assert(unique.rows.exists(_ >= 18000), unique)
