@@ -331,7 +331,7 @@ private[cost] trait DerivedStatistics extends PredicateHelper {
         case Not(EqualTo(l: Attribute, r: Attribute)) => counts(l).isDefined && counts(r).isDefined
         case _ => false
       }
-      val share = unequal.map { case Not(EqualTo(l: Attribute, r: Attribute)) =>
+      val share = unequal.collect { case Not(EqualTo(l: Attribute, r: Attribute)) =>
         val ((dl, nl), (dr, nr)) = (counts(l).get, counts(r).get)
         def nonNull(n: BigInt) = out.rowCount.filter(_ > 0).fold(1.0)(rows => 1.0 - (n.min(rows).toDouble / rows.toDouble))
         (1.0 - 1.0 / dl.max(dr).max(1).toDouble) * nonNull(nl) * nonNull(nr)
@@ -359,6 +359,13 @@ private[cost] trait DerivedStatistics extends PredicateHelper {
     Option.when(replaced)(out)
   }
 
+  /** `below`'s entries (by a child's column) for the columns a projection passes on or renames. */
+  def throughProject[T](list: Seq[NamedExpression], below: Map[ExprId, T]): Map[ExprId, T] = list.flatMap {
+    case c: Attribute => below.get(c.exprId).map(c.exprId -> _)
+    case al @ Alias(c: Attribute, _) => below.get(c.exprId).map(al.exprId -> _)
+    case _ => None
+  }.toMap
+
   /**
    * The rows a filter on ranks keeps (`rank() OVER (PARTITION BY g ORDER BY x) <= k`, with ORs and
    * ANDs of such tests: TPC-DS q49's `return_rank <= 10 OR currency_rank <= 10`), which Spark's
@@ -373,13 +380,7 @@ private[cost] trait DerivedStatistics extends PredicateHelper {
       case w: Window => ranks(w.child) ++ w.windowExpressions.collect {
         case al @ Alias(WindowExpression(_: RowNumber | _: Rank, _), _) => al.exprId -> w
       }
-      case Project(list, child) =>
-        val below = ranks(child)
-        list.flatMap {
-          case c: Attribute => below.get(c.exprId).map(c.exprId -> _)
-          case al @ Alias(c: Attribute, _) => below.get(c.exprId).map(al.exprId -> _)
-          case _ => None
-        }.toMap
+      case Project(list, child) => throughProject(list, ranks(child))
       case g: Filter => ranks(g.child)
       case _ => Map.empty
     }

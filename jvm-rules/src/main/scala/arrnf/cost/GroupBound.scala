@@ -169,13 +169,7 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
     lazy val ids = p.output.map(_.exprId).toSet
     def passed(m: Map[ExprId, (LogicalPlan, ExprId)]) = m.filter { case (id, _) => ids.contains(id) }
     p match {
-      case Project(list, child) =>
-        val m = origins(child)
-        list.flatMap {
-          case c: Attribute => m.get(c.exprId).map(c.exprId -> _)
-          case al @ Alias(c: Attribute, _) => m.get(c.exprId).map(al.exprId -> _)
-          case _ => None
-        }.toMap
+      case Project(list, child) => Estimator.throughProject(list, origins(child))
       case j: Join if Estimator.isSemi(j) => passed(origins(j.left))
       // ROLLUP, CUBE, GROUPING SETS: a grouping column is its input column or NULL in each projection.
       case e: Expand =>
