@@ -3,6 +3,7 @@ package arrnf.cost
 import scala.jdk.CollectionConverters._
 import scala.util.Try
 
+import org.apache.spark.sql.arrnf.CboConf
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeMap, AttributeSet, ExprId}
 import org.apache.spark.sql.catalyst.plans.Inner
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Expand, Filter, Join, LeafNode, LogicalPlan, Project, RepartitionOperation, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
@@ -96,12 +97,8 @@ final class Estimator {
     override def computeStats(): Statistics = estimated
   }
 
-  // The session's settings with cost-based estimation on, made once (a clone copies every setting).
-  private lazy val cbo = {
-    val c = SQLConf.get.clone()
-    c.setConf(SQLConf.CBO_ENABLED, true)
-    c
-  }
+  // The session's settings with cost-based estimation on (kept while they stay as they were).
+  private lazy val cbo = CboConf.of(SQLConf.get)
 
   // Each node's copy, once, with the columns whose statistics it carries: the blocks of a program
   // are subtrees of one plan, so a node estimated for one block is not copied (nor its statistics

@@ -59,14 +59,7 @@ object Sketches {
     def share(condition: Expression, output: Seq[Attribute], also: Seq[Attribute] = Nil): Option[Kept] = {
       val ours = output.map(_.exprId).toSet
       val extra = also.filter(a => ours.contains(a.exprId)).flatMap(at).distinct.sorted
-      bind(condition, output).flatMap { b =>
-        val key = (b.canonicalized, extra)
-        Option(answers.get(key)).getOrElse {
-          val answer = Try(evaluate(b, extra)).toOption
-          if (answers.size < 1000) answers.put(key, answer)
-          answer
-        }
-      }
+      bind(condition, output).flatMap(b => cached(answers, (b.canonicalized, extra))(Try(evaluate(b, extra)).toOption))
     }
 
     private def at(a: Attribute): Option[Int] = Some(names.indexOf(a.name.toLowerCase(java.util.Locale.ROOT)))
@@ -96,7 +89,8 @@ object Sketches {
      * count for little. None where the sample does not tell (many rows on combinations seen once:
      * near-unique columns) or a column is not sampled.
      */
-    def combinations(columns: Seq[String]): Option[BigInt] = cached(combined, columns)(at => covered(runs(at, withNulls = true), rows.size))
+    def combinations(columns: Seq[String]): Option[BigInt] =
+      positions(columns).flatMap(at => cached(combined, columns)(covered(runs(at, withNulls = true), rows.size)))
 
     private val combinedWhere = new ConcurrentHashMap[(Expression, Seq[String]), Option[BigInt]]()
 
@@ -108,21 +102,14 @@ object Sketches {
      * combinations of category, class and brand seen once).
      */
     def combinations(columns: Seq[String], condition: Expression, output: Seq[Attribute]): Option[BigInt] = {
-      val positions = columns.map(names.indexOf)
-      if (columns.isEmpty || positions.contains(-1)) return None
-      bind(condition, output).flatMap { b =>
-        val key = (b.canonicalized, columns)
-        Option(combinedWhere.get(key)).getOrElse {
-          val answer = Try {
-            val predicate = Predicate.createInterpreted(b)
-            predicate.initialize(0)
-            val kept = rows.filter(r => predicate.eval(r))
-            covered(runs(positions, withNulls = true, kept), kept.size)
-          }.toOption.flatten
-          if (combinedWhere.size < 1000) combinedWhere.put(key, answer)
-          answer
-        }
-      }
+      for {
+        at <- positions(columns)
+        b <- bind(condition, output)
+        answer <- cached(combinedWhere, (b.canonicalized, columns))(Try {
+          val kept = keptBy(b)
+          covered(runs(at, withNulls = true, kept), kept.size)
+        }.toOption.flatten)
+      } yield answer
     }
 
     // The combinations `counts` (sampled rows per combination, of `n` rows) tell: all of them where
@@ -153,7 +140,7 @@ object Sketches {
      *   store_sales (2,880,404 rows) by customer and date, 2,000 sampled: about 8 collisions, r about 12
      * }}}
      */
-    def rowsPerCombination(columns: Seq[String]): Option[Double] = cached(clustered, columns) { at =>
+    def rowsPerCombination(columns: Seq[String]): Option[Double] = positions(columns).flatMap(at => cached(clustered, columns) {
       val counts = runs(at, withNulls = false)
       val combos = counts.length
       val collisions = counts.iterator.map(c => c.toLong * (c - 1) / 2).sum
@@ -165,33 +152,57 @@ object Sketches {
         val tableRows = of.toDouble * n / rows.size
         Option.when(collisions >= MinCollisions && n >= 2)(1.0 + collisions * (tableRows - 1) / (n * (n - 1) / 2))
       }
-    }
+    })
 
-    // An answer about sampled columns (lower-case names), computed once from their positions;
-    // None where a column is not sampled.
-    private def cached[T](answers: ConcurrentHashMap[Seq[String], Option[T]], columns: Seq[String])(compute: Seq[Int] => Option[T]): Option[T] = {
-      val at = columns.map(names.indexOf)
-      if (columns.isEmpty || at.contains(-1)) None
-      else Option(answers.get(columns)).getOrElse {
-        val answer = compute(at)
-        if (answers.size < 1000) answers.put(columns, answer)
+    // The positions of sampled columns (lower-case names); None where one is not sampled.
+    private def positions(columns: Seq[String]): Option[Seq[Int]] =
+      Some(columns.map(names.indexOf)).filter(at => at.nonEmpty && !at.contains(-1))
+
+    // An answer computed once per key (at most 1,000 kept per question).
+    private def cached[K, T](answers: ConcurrentHashMap[K, Option[T]], key: K)(compute: => Option[T]): Option[T] =
+      Option(answers.get(key)).getOrElse {
+        val answer = compute
+        if (answers.size < 1000) answers.put(key, answer)
         answer
       }
+
+    // The sampled rows `bound` (a condition bound to the sample's columns) keeps.
+    private def keptBy(bound: Expression): IndexedSeq[InternalRow] = {
+      val predicate = Predicate.createInterpreted(bound)
+      predicate.initialize(0)
+      rows.filter(r => predicate.eval(r))
     }
 
     /** The sampled rows on each combination of the columns at `at` (rows with a NULL in one left
      *  out unless `withNulls`). Each row's combination is one 64-bit hash, sorted, so that equal
      *  combinations are runs: planning asks this of many sets of columns, and boxing values into
-     *  maps cost most of it. */
+     *  maps cost most of it (loops over arrays: a tenth of the statistics' time went to the
+     *  collections' calls around the hashing). */
     private def runs(at: Seq[Int], withNulls: Boolean, in: IndexedSeq[InternalRow] = rows): Array[Int] = {
-      val keys = in.iterator.filter(r => withNulls || at.forall(i => !r.isNullAt(i)))
-        .map(r => at.foldLeft(17L)((h, i) => (h ^ (if (r.isNullAt(i)) NullHash else hashAt(r, i))) * 0x9E3779B97F4A7C15L)).toArray
-      java.util.Arrays.sort(keys)
+      val columns = at.toArray
+      val keys = new Array[Long](in.size)
+      var n = 0
+      val it = in.iterator
+      while (it.hasNext) {
+        val r = it.next()
+        var h = 17L
+        var k = 0
+        var keep = true
+        while (k < columns.length) {
+          val i = columns(k)
+          val isNull = r.isNullAt(i)
+          keep &&= withNulls || !isNull
+          h = (h ^ (if (isNull) NullHash else hashAt(r, i))) * 0x9E3779B97F4A7C15L
+          k += 1
+        }
+        if (keep) { keys(n) = h; n += 1 }
+      }
+      java.util.Arrays.sort(keys, 0, n)
       val out = Array.newBuilder[Int]
       var i = 0
-      while (i < keys.length) {
+      while (i < n) {
         var j = i + 1
-        while (j < keys.length && keys(j) == keys(i)) j += 1
+        while (j < n && keys(j) == keys(i)) j += 1
         out += j - i
         i = j
       }
@@ -202,23 +213,36 @@ object Sketches {
 
     private val NullHash = 0x5bd1e995L
 
+    // Per column, whether its values are fixed-width in an UnsafeRow, and its type (arrays: read
+    // for every sampled value).
+    private val fixedWidth: Array[Boolean] = types.map(UnsafeRow.isFixedLength).toArray
+    private val typeAt: Array[DataType] = types.toArray
+
     // A value's hash: a fixed-width value's 8 bytes as the row holds them (zeroed before a narrower
     // value is written), else its bytes' hash.
-    private def hashAt(r: InternalRow, i: Int): Long = (r, types(i)) match {
-      case (u: UnsafeRow, t) if UnsafeRow.isFixedLength(t) =>
-        u.getLong(i)
-      case (_, _: StringType) => r.getUTF8String(i).hashCode.toLong
-      case (_, BinaryType) => java.util.Arrays.hashCode(r.getBinary(i)).toLong
-      case _ => valueAt(r, i).hashCode.toLong
+    private def hashAt(r: InternalRow, i: Int): Long = r match {
+      case u: UnsafeRow if fixedWidth(i) => u.getLong(i)
+      case _ => typeAt(i) match {
+        case _: StringType => r.getUTF8String(i).hashCode.toLong
+        case BinaryType => java.util.Arrays.hashCode(r.getBinary(i)).toLong
+        case _ => valueAt(r, i).hashCode.toLong
+      }
     }
 
     // The distinct values of column `i` among `in` (NULL one of them), by their hashes sorted.
     private def distinctValues(in: IndexedSeq[InternalRow], i: Int): Int = {
-      val keys = in.iterator.map(r => if (r.isNullAt(i)) NullHash else hashAt(r, i)).toArray
+      val keys = new Array[Long](in.size)
+      var n = 0
+      val it = in.iterator
+      while (it.hasNext) {
+        val r = it.next()
+        keys(n) = if (r.isNullAt(i)) NullHash else hashAt(r, i)
+        n += 1
+      }
       java.util.Arrays.sort(keys)
       var d = 0
       var j = 0
-      while (j < keys.length) { if (j == 0 || keys(j) != keys(j - 1)) d += 1; j += 1 }
+      while (j < n) { if (j == 0 || keys(j) != keys(j - 1)) d += 1; j += 1 }
       d
     }
 
@@ -227,9 +251,7 @@ object Sketches {
     private def distinctIn(i: Int): Int = distinctCounts.computeIfAbsent(i, _ => distinctValues(rows, i))
 
     private def evaluate(bound: Expression, extra: Seq[Int]): Kept = {
-      val predicate = Predicate.createInterpreted(bound)
-      predicate.initialize(0)
-      val keep = rows.filter(r => predicate.eval(r))
+      val keep = keptBy(bound)
       val read = (bound.collect { case b: BoundReference => b.ordinal } ++ extra).distinct
       val shares = read.map { i =>
         val all = distinctIn(i)

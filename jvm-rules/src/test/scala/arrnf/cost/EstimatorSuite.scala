@@ -2,6 +2,7 @@ package arrnf.cost
 
 import java.nio.file.Files
 
+import org.apache.spark.sql.arrnf.CboConf
 import org.apache.spark.sql.classic.Dataset
 
 import arrnf.ArrnfSparkSuite
@@ -46,6 +47,19 @@ class EstimatorSuite extends ArrnfSparkSuite {
   private def joinInput(table: String): Cost =
     arranged(program(s"SELECT t.id FROM $table t JOIN est_dim d ON t.k = d.id")).map(_.cost)
       .find(_.values.contains("id")).get
+
+  test("Spark's estimation reads the session's settings with cost-based estimation on, again once one changes") {
+    val session = spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.conf
+    val key = "spark.sql.defaultSizeInBytes"
+    try {
+      spark.conf.set(key, "1234")
+      val first = CboConf.of(session)
+      assert(first.cboEnabled && first.defaultSizeInBytes == 1234 && !session.cboEnabled)
+      assert(CboConf.of(session) eq first) // kept while the settings stay as they were
+      spark.conf.set(key, "5678")
+      assert(CboConf.of(session).defaultSizeInBytes == 5678)
+    } finally spark.conf.unset(key)
+  }
 
   test("a scan's rows are exact from its Parquet footers, without reading data") {
     val p = program("SELECT f.id FROM est_fact f JOIN est_dim d ON f.k = d.id")
@@ -222,12 +236,16 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(two.rows.exists(_ >= 18000), two) // f.id's HyperLogLog count, about 20,000
   }
 
+  /** The cost of the arrangement of `table`'s ids its `condition` keeps, joined to est_dim on `column`. */
+  private def filterKept(table: String, column: String, condition: String): Cost =
+    arranged(program(s"SELECT t.id FROM $table t JOIN est_dim d ON t.$column = d.id WHERE $condition"))
+      .map(_.cost).find(_.values.contains("id")).get
+
   test("a filter of a skewed column: the sample's share, not Spark's equal share of each value") {
     // 20,000 rows: v is 0 on 60% of them, 6, 7, 8 or NULL on a tenth each (Spark: 4 values sharing 90%)
     tableOf("est_skew", 20000, "id", "CASE WHEN id % 10 < 6 THEN 0 WHEN id % 10 < 9 THEN id % 10 END AS v")
     sketch("est_skew")
-    def kept(condition: String): Cost = arranged(program(s"SELECT s.id FROM est_skew s JOIN est_dim d ON s.v = d.id WHERE $condition"))
-      .map(_.cost).find(_.values.contains("id")).get
+    def kept(condition: String): Cost = filterKept("est_skew", "v", condition)
     val common = kept("v = 0")
     assert(common.rows.exists(r => r >= 10800 && r <= 13200) && common.source == "estimate: file metadata, sketch, sample", common)
     // only NULL tests: the footers' NULL counts are exact, Spark's estimate stands
@@ -241,12 +259,11 @@ class EstimatorSuite extends ArrnfSparkSuite {
     // sampled rows are
     tableOf("est_amounts", 20000, "id", "IF(id % 1000 = 7, 100000 + id, id % 1000) AS amt")
     sketch("est_amounts")
-    def kept(condition: String): Cost = arranged(program(s"SELECT a.id FROM est_amounts a JOIN est_dim d ON a.amt = d.id WHERE $condition"))
-      .map(_.cost).find(_.values.contains("id")).get
+    def kept(condition: String): Cost = filterKept("est_amounts", "amt", condition)
     val rare = kept("amt > 10000")
     assert(rare.rows.exists(r => r >= 2 && r <= 100) && rare.source == "estimate: file metadata, sketch, sample", rare)
     // where the sample agrees with Spark's share (about 10 sampled rows of 100), Spark's estimate stands
-    val agreed = kept("a.id < 100")
+    val agreed = kept("t.id < 100")
     assert(agreed.rows.exists(r => r >= 90 && r <= 110) && agreed.source == "estimate: file metadata, sketch", agreed)
   }
 
