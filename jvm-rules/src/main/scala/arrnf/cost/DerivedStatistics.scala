@@ -1,6 +1,6 @@
 package arrnf.cost
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeMap, AttributeSet, BinaryComparison, Coalesce, DayOfMonth, DayOfWeek, DayOfYear, EqualTo, Equality, ExprId, Expression, GetDateField, GreaterThan, GreaterThanOrEqual, In, InSet, IntegerLiteral, IsNotNull, IsNull, LessThan, LessThanOrEqual, Literal, Month, NamedExpression, Not, Or, PredicateHelper, Quarter, Rank, RowNumber, ScalarSubquery, SubqueryExpression, WeekDay, WindowExpression, Year}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeMap, BinaryComparison, Coalesce, DayOfMonth, DayOfWeek, DayOfYear, EqualTo, Equality, ExprId, Expression, GetDateField, GreaterThan, GreaterThanOrEqual, In, InSet, IntegerLiteral, IsNotNull, IsNull, LessThan, LessThanOrEqual, Literal, Month, NamedExpression, Not, Or, Quarter, Rank, RowNumber, ScalarSubquery, SubqueryExpression, WeekDay, WindowExpression, Year}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, LeftAnti, LeftOuter, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Expand, Filter, Join, LogicalPlan, Project, Statistics, Window}
@@ -9,52 +9,15 @@ import org.apache.spark.sql.types.{BooleanType, DateType, NumericType, Timestamp
 /**
  * What [[Estimator]] adds to Spark's estimation, as functions of statistics: the figures Spark's
  * estimation does not derive (a ROLLUP's, a computed column's, a UNION ALL's columns; semi and anti
- * joins; the distinct values a random share of rows keeps) and the tests of where it would guess.
+ * joins) and the tests of where it would guess ([[KeptShares]]: what a share of the rows keeps).
  * Mixed into `object Estimator`, whose names callers use.
  */
-private[cost] trait DerivedStatistics extends PredicateHelper {
+private[cost] trait DerivedStatistics extends KeptShares {
   /** Why Spark's estimation gave no rows above inputs whose rows are known. */
   val NoColumnStatistics: String
 
   /** Why a join whose keys have statistics has no estimate. */
   val UnestimatedCondition: String
-
-  /** Sampled rows a filter must keep for its share to count beside Spark's estimate (its relative
-   *  error is then about 1/√20, a quarter). */
-  val MinSampled = 20
-
-  /**
-   * Whether a filter's sample refutes Spark's estimate of it: the filter kept `kept` of `size`
-   * sampled rows, where Spark's share `estimated / rows` would keep about `e = size × share` of them,
-   * and `kept` lies more than four standard deviations of that draw (and a row) from `e`. Spark
-   * spreads a range over the column's minimum and maximum: TPC-DS store_returns' return amounts
-   * above 10,000 are 39% of the rows by it, 507 of 287,514 by count, 3 or 4 of 2,000 sampled rows.
-   * A true estimate gives such a sample less than once in a thousand draws (the binomial's tails
-   * over 2,000 rows; the worst case is about 0.4 rows expected and 4 or more kept).
-   */
-  def refutes(kept: Int, size: Int, estimated: BigInt, rows: BigInt): Boolean = size > 0 && rows > 0 && {
-    val share = (BigDecimal(estimated.min(rows)) / BigDecimal(rows)).toDouble
-    val e = size * share
-    math.abs(kept - e) > 4 * math.sqrt(e * (1 - share)) + 1
-  }
-
-  /**
-   * The columns whose values `condition` selects rows by. A column tested only `IS NOT NULL` (Spark
-   * infers such a test for every join key) keeps each of its values on the rows the other tests
-   * keep as on a random share of its rows: TPC-H q15's lineitem over three months of ship dates
-   * holds every supplier's key, not the 4% of the keys that its share of the rows is.
-   */
-  def valueTested(condition: Expression): AttributeSet =
-    AttributeSet(splitConjunctivePredicates(condition).filterNot(testsOnlyNulls).flatMap(_.references))
-
-  /** Whether `condition` tests a column's values, not only its NULLs (whose counts are exact). */
-  def testsValues(condition: Expression): Boolean = splitConjunctivePredicates(condition).exists(!testsOnlyNulls(_))
-
-  // A conjunct Spark infers for every join key: it tests a column's NULLs only.
-  private def testsOnlyNulls(conjunct: Expression): Boolean = conjunct match {
-    case IsNotNull(_: Attribute) => true
-    case _ => false
-  }
 
   /**
    * Column statistics of an Expand's output (ROLLUP, CUBE, GROUPING SETS), which Spark does not
@@ -82,60 +45,6 @@ private[cost] trait DerivedStatistics extends PredicateHelper {
       }
     })
   }
-
-  /**
-   * The distinct values expected among `n` of `m` rows holding `d` distinct values, the `n` rows a
-   * random share: each value, on about m/d rows, is kept unless all its rows are dropped. Between
-   * Spark's scaled-down count (d·n/m, as if every kept row dropped values) and min(d, n).
-   *
-   * {{{
-   *   distinctIn(1823, 2880404, 3055) == 1483   // dates of TPC-DS store_sales, in 3,055 rows
-   *   distinctIn(100, 20000, 20000) == 100
-   * }}}
-   */
-  def distinctIn(d: BigInt, m: BigInt, n: BigInt): BigInt =
-    if (d <= 0 || m <= 0 || n >= m) d.min(n.max(0))
-    else {
-      val kept = 1.0 - math.exp((m.toDouble / d.toDouble) * math.log1p(-(n.toDouble / m.toDouble)))
-      BigDecimal(d.toDouble * kept).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(d).min(n).max(1)
-    }
-
-  /**
-   * The distinct values of a column among the rows a test of a key keeps, where the rows come in
-   * clusters of one value and one key ([[Clustering]]): `d` values over `clusters` clusters (each
-   * value in clusters/d of them, each with another key), a share `kept` of the key's `keys` values
-   * kept. A value is lost when none of its keys is kept: drawn without replacement from the keys
-   * (a value found with every key, as k with s in a table of every pair, is always kept); with
-   * the keys' count unknown, as independent draws.
-   * {{{
-   *   distinctInClusters(86488, 240000, 0.2, Some(1823), 562207) // about 40,000: customers of a year's tickets
-   *   distinctInClusters(100, 1000, 0.1, Some(10), 2000) == 100      // k with each of s's 10 values
-   * }}}
-   */
-  def distinctInClusters(d: BigInt, clusters: BigInt, kept: Double, keys: Option[BigInt], rows: BigInt): BigInt = {
-    val perValue = math.max(1.0, clusters.toDouble / d.max(1).toDouble)
-    val none = keys.filter(_ > 0).map(_.toDouble) match {
-      case Some(k) if perValue < k =>
-        val keep = kept * k
-        var p = 1.0
-        var i = 0
-        val draws = math.round(perValue).toInt
-        while (i < draws && p > 1e-12) { p *= math.max(0.0, (k - keep - i) / (k - i)); i += 1 }
-        p
-      case Some(_) => 0.0
-      case None => math.pow(1.0 - kept, perValue)
-    }
-    BigDecimal(d.toDouble * (1.0 - none)).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(d).min(rows).max(1)
-  }
-
-  /** Whether a column with `distinct` values over `rows` rows is a key (as many values as rows,
-   *  within HyperLogLog's error: at least 90%). */
-  def nearlyUnique(distinct: BigInt, rows: BigInt): Boolean = rows > 0 && distinct > 0 && distinct * 10 >= rows * 9
-
-  /** `rows` in clusters of `perDraw` rows: the independent draws they make (at least one). */
-  def draws(rows: BigInt, perDraw: Double): BigInt =
-    if (perDraw <= 1) rows
-    else BigDecimal(rows.toDouble / perDraw).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.max(1)
 
   /**
    * Column statistics of a projection's computed columns, which Spark's estimation drops (it keeps
@@ -230,9 +139,7 @@ private[cost] trait DerivedStatistics extends PredicateHelper {
     }
     left.rowCount.flatMap { rows =>
       def scaled(n: BigInt) = Statistics(sizeInBytes = left.sizeInBytes, rowCount = Some(n),
-        attributeStats = AttributeMap(left.attributeStats.toSeq.map { case (a, s) =>
-          a -> s.copy(distinctCount = s.distinctCount.map(_.min(n)), nullCount = s.nullCount.map(_.min(n)))
-        }))
+        attributeStats = atMost(left.attributeStats.toSeq, n))
       j.joinType match {
         case _: ExistenceJoin => Some(scaled(rows))
         case LeftSemi | LeftAnti => j match {

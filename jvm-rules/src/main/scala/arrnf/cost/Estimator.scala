@@ -6,7 +6,7 @@ import scala.util.Try
 import org.apache.spark.sql.arrnf.CboConf
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeMap, AttributeSet, ExprId}
 import org.apache.spark.sql.catalyst.plans.Inner
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Expand, Filter, Join, LeafNode, LogicalPlan, Project, RepartitionOperation, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Expand, Filter, Join, LeafNode, LogicalPlan, Project, RepartitionOperation, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.internal.SQLConf
@@ -251,8 +251,7 @@ final class Estimator {
             }
             // `rows` of its input's: no column with more values or NULLs than that.
             def keeping(rows: BigInt): LogicalPlan = ours(Statistics(sizeInBytes = size, rowCount = Some(rows),
-              attributeStats = AttributeMap(in.get.attributeStats.toSeq.map { case (a, s) =>
-                a -> s.copy(distinctCount = s.distinctCount.map(_.min(rows)), nullCount = s.nullCount.map(_.min(rows))) })))
+              attributeStats = Estimator.atMost(in.get.attributeStats.toSeq, rows)))
             def fromTheSample: LogicalPlan = {
               sourcesBelow.put(p, below + "sample")
               ours(bySample.get._1.copy(sizeInBytes = size))
@@ -346,16 +345,13 @@ final class Estimator {
               // Groups by computed expressions, which Spark's estimation does not count.
               case a: Aggregate if a.groupingExpressions.nonEmpty =>
                 val spark = Try(copied.stats).toOption.filter(_.rowCount.isDefined)
-                def scaled(columns: Seq[(Attribute, ColumnStat)], b: BigInt) = AttributeMap(columns.map {
-                  case (c, s) => c -> s.copy(distinctCount = s.distinctCount.map(_.min(b)), nullCount = s.nullCount.map(_.min(b)))
-                })
                 (spark, in.flatMap(i => Try(groupBound(a, i)).toOption.flatten)) match {
                   case (Some(out), Some(b)) if b < out.rowCount.get =>
-                    ours(out.copy(sizeInBytes = size, rowCount = Some(b), attributeStats = scaled(out.attributeStats.toSeq, b)))
+                    ours(out.copy(sizeInBytes = size, rowCount = Some(b), attributeStats = Estimator.atMost(out.attributeStats.toSeq, b)))
                   case (None, Some(b)) =>
                     // the grouping columns passed through keep their statistics, as in Spark's estimate
                     val passed = a.output.flatMap(o => in.get.attributeStats.get(o).map(o -> _))
-                    ours(Statistics(sizeInBytes = size, rowCount = Some(b), attributeStats = scaled(passed, b)))
+                    ours(Statistics(sizeInBytes = size, rowCount = Some(b), attributeStats = Estimator.atMost(passed, b)))
                   case _ => estimated(spark.flatMap(_.rowCount), copied)
                 }
               case _ => estimated(Try(copied.stats.rowCount).toOption.flatten, copied)
@@ -430,33 +426,14 @@ final class Estimator {
   // The sketch's sample of each file relation estimated (by the plan's node).
   private val samples = new java.util.IdentityHashMap[LogicalPlan, Sketches.Sample]()
 
-  /**
-   * The statistics of `f`, a filter over a sampled table whose rows `in` states, from the share of
-   * the sample it keeps: the rows scaled by that share (exact where the sample is the whole table;
-   * half a sampled row's worth where no sampled row passes); the distinct values of the columns it
-   * tests by the share of their sampled values kept, the others as a random share of the rows.
-   */
+  /** The statistics of `f`, a filter over a sampled table whose rows `in` states, from the share
+   *  of the sample it keeps ([[KeptShares.sampledFilter]]); with that share. */
   private def fromSample(f: Filter, in: Option[Statistics]): Option[(Statistics, Sketches.Kept)] = for {
     sample <- Option(samples.get(f.child))
     stats <- in
     m <- stats.rowCount
     kept <- sample.share(f.condition, f.child.output)
-  } yield {
-    val n: BigInt =
-      if (kept.whole && BigInt(kept.size) == m) BigInt(kept.kept)
-      else (BigDecimal(m) * BigDecimal(math.max(kept.kept.toDouble, 0.5)) / BigDecimal(math.max(kept.size, 1)))
-        .setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(m)
-    val tested = Estimator.valueTested(f.condition)
-    Statistics(sizeInBytes = stats.sizeInBytes, rowCount = Some(n), attributeStats = AttributeMap(stats.attributeStats.toSeq.map {
-      case (a, s) =>
-        val share = kept.distinctShare.get(a.name.toLowerCase(java.util.Locale.ROOT)).filter(_ => tested.contains(a))
-        a -> s.copy(
-          distinctCount = s.distinctCount.map(d => share.fold(Estimator.distinctIn(d, m, n))(x =>
-            BigDecimal(d.toDouble * x).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.max(1)).min(n)),
-          nullCount = s.nullCount.map(c => (BigDecimal(c) * BigDecimal(n) / BigDecimal(m.max(1)))
-            .setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(n)))
-    })) -> kept
-  }
+  } yield Estimator.sampledFilter(stats, m, kept, Estimator.valueTested(f.condition)) -> kept
 
   private val relationFacts = new java.util.IdentityHashMap[HadoopFsRelation, RelationStatistics.Facts]()
 
