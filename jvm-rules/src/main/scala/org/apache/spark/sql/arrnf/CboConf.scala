@@ -5,7 +5,7 @@ import org.apache.spark.sql.internal.SQLConf
 /**
  * A session's settings with cost-based estimation on (`spark.sql.cbo.enabled`), for Spark's
  * estimation on ArrNF's copies of a plan; the user's settings are untouched. A clone sets and
- * checks every setting one by one (a tenth of the estimator's time over the TPC queries), so one is
+ * checks every setting one by one (2–10% of the estimator's time over the TPC queries, by two profilers), so one is
  * kept per session conf and made again once any of its settings changed. In Spark's package because
  * a conf's settings are private to it.
  */
