@@ -71,8 +71,7 @@ private[cost] final class Clustering(sampleOf: LeafNode => Option[Sketches.Sampl
       for {
         l <- keyCombinations(left, leftKeys.map(_.asInstanceOf[Attribute]), rows._1)
         r <- keyCombinations(right, rightKeys.map(_.asInstanceOf[Attribute]), rows._2)
-      } yield (BigDecimal(rows._1) * BigDecimal(rows._2) / BigDecimal(l.max(r).max(1)))
-        .setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
+      } yield RoundUp(BigDecimal(rows._1) * BigDecimal(rows._2) / BigDecimal(l.max(r).max(1)))
     case _ => None
   }
 
@@ -96,7 +95,7 @@ private[cost] final class Clustering(sampleOf: LeafNode => Option[Sketches.Sampl
     if names.size > 1 && names.forall(sample.names.contains)
   } yield {
     val perCombination = BigDecimal(sample.rowsPerCombination(names).getOrElse(1.0).max(1.0))
-    def over(n: BigInt) = (BigDecimal(n) / perCombination).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
+    def over(n: BigInt) = RoundUp(BigDecimal(n) / perCombination)
     over(rows).min(over(tableRows)).max(1)
   }
 

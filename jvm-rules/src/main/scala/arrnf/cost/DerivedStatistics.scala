@@ -105,7 +105,7 @@ private[cost] trait DerivedStatistics extends KeptShares {
       if (!per.forall(_.exists(s => s.distinctCount.isDefined && s.nullCount.isDefined))) None
       else {
         val counts = per.flatten.map(_.distinctCount.get)
-        val mean = BigDecimal(math.sqrt(counts.max.toDouble * counts.sum.toDouble)).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
+        val mean = RoundUp(math.sqrt(counts.max.toDouble * counts.sum.toDouble))
         Some(output(i) -> ColumnStat(distinctCount = Some(mean.max(counts.max).min(counts.sum)),
           nullCount = Some(per.flatten.map(_.nullCount.get).sum)))
       }
@@ -164,15 +164,14 @@ private[cost] trait DerivedStatistics extends KeptShares {
               } yield {
                 val found = domain.filter(_ > 0 && leftKeys.size == 1).getOrElse(ln)
                 val share = if (found == 0) 0.0 else math.min(1.0, rn.toDouble / found.toDouble)
-                def up(x: Double) = BigDecimal(x).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
                 (Some(l), share, if (domain.isEmpty) (if (j.joinType == LeftSemi) ln.min(rn) else (ln - rn).max(1))
-                  else if (j.joinType == LeftSemi) up(ln.toDouble * share).min(ln) else up(ln.toDouble * (1 - share)).max(1).min(ln))
+                  else if (j.joinType == LeftSemi) RoundUp(ln.toDouble * share).min(ln) else RoundUp(ln.toDouble * (1 - share)).max(1).min(ln))
               }
             }
             if (shares.exists(_.isEmpty)) None else {
               val share = shares.flatten.map(_._2).min
               val kept = if (j.joinType == LeftSemi) share else 1.0 - share
-              val n = (BigDecimal(rows) * BigDecimal(kept)).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt
+              val n = RoundUp(BigDecimal(rows) * BigDecimal(kept))
               val keyValues = shares.flatten.collect { case (Some(l), _, values) => l -> values }
               val out = scaled(n)
               Some(out.copy(attributeStats = AttributeMap(out.attributeStats.toSeq.map { case (a, st) =>

@@ -292,7 +292,7 @@ final class Estimator {
               case j: Join if unestimated(j, children).contains(UnestimatedCondition) && filtered.isDefined =>
                 val (plan, share) = filtered.get
                 val kept = if (share == 1.0) plan else Try(plan.stats).toOption.filter(_.rowCount.isDefined).fold(plan)(s => EstimatedNode(plan,
-                  s.copy(rowCount = s.rowCount.map(r => BigDecimal(BigDecimal(r).toDouble * share).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt))))
+                  s.copy(rowCount = s.rowCount.map(r => RoundUp(BigDecimal(r).toDouble * share)))))
                 sampled(kept, AttributeSet(j.condition.toSeq.flatMap(_.references)), children)
               // Spark's join estimation drops keys without distinct counts and ignores other
               // conditions: it would count a cartesian product.

@@ -58,7 +58,7 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
           for {
             share <- kept.distinctShare.get(c.name.toLowerCase(java.util.Locale.ROOT))
             d <- table.attributeStats.get(c).flatMap(_.distinctCount)
-          } yield c.exprId -> BigDecimal(d.toDouble * share).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.max(1)
+          } yield c.exprId -> RoundUp(d.toDouble * share).max(1)
         }
         caps.getOrElse(Nil)
       }.groupMapReduce(_._1)(_._2)(_ min _)
@@ -95,8 +95,7 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
           if covers(lo, hi, Some(keyStats), key.dataType) // not a range of the table's keys (dates of five years)
         } yield {
           val share = BigDecimal(kept.min(u)) / BigDecimal(u)
-          def up(x: BigDecimal) = x.setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.max(1)
-          (up(BigDecimal(rows) * share), up(BigDecimal(d) * share))
+          (RoundUp(BigDecimal(rows) * share).max(1), RoundUp(BigDecimal(d) * share).max(1))
         }
       }.minByOption(_._1)
     case _ => None

@@ -63,16 +63,13 @@ private[cost] trait KeptShares extends PredicateHelper {
   def sampledFilter(stats: Statistics, m: BigInt, kept: Sketches.Kept, tested: AttributeSet): Statistics = {
     val n: BigInt =
       if (kept.whole && BigInt(kept.size) == m) BigInt(kept.kept)
-      else (BigDecimal(m) * BigDecimal(math.max(kept.kept.toDouble, 0.5)) / BigDecimal(math.max(kept.size, 1)))
-        .setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(m)
+      else RoundUp(BigDecimal(m) * BigDecimal(math.max(kept.kept.toDouble, 0.5)) / BigDecimal(math.max(kept.size, 1))).min(m)
     Statistics(sizeInBytes = stats.sizeInBytes, rowCount = Some(n), attributeStats = AttributeMap(stats.attributeStats.toSeq.map {
       case (a, s) =>
         val share = kept.distinctShare.get(a.name.toLowerCase(java.util.Locale.ROOT)).filter(_ => tested.contains(a))
         a -> s.copy(
-          distinctCount = s.distinctCount.map(d => share.fold(distinctIn(d, m, n))(x =>
-            BigDecimal(d.toDouble * x).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.max(1)).min(n)),
-          nullCount = s.nullCount.map(c => (BigDecimal(c) * BigDecimal(n) / BigDecimal(m.max(1)))
-            .setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(n)))
+          distinctCount = s.distinctCount.map(d => share.fold(distinctIn(d, m, n))(x => RoundUp(d.toDouble * x).max(1)).min(n)),
+          nullCount = s.nullCount.map(c => RoundUp(BigDecimal(c) * BigDecimal(n) / BigDecimal(m.max(1))).min(n)))
     }))
   }
 
@@ -90,7 +87,7 @@ private[cost] trait KeptShares extends PredicateHelper {
     if (d <= 0 || m <= 0 || n >= m) d.min(n.max(0))
     else {
       val kept = 1.0 - math.exp((m.toDouble / d.toDouble) * math.log1p(-(n.toDouble / m.toDouble)))
-      BigDecimal(d.toDouble * kept).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(d).min(n).max(1)
+      RoundUp(d.toDouble * kept).min(d).min(n).max(1)
     }
 
   /**
@@ -118,7 +115,7 @@ private[cost] trait KeptShares extends PredicateHelper {
       case Some(_) => 0.0
       case None => math.pow(1.0 - kept, perValue)
     }
-    BigDecimal(d.toDouble * (1.0 - none)).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.min(d).min(rows).max(1)
+    RoundUp(d.toDouble * (1.0 - none)).min(d).min(rows).max(1)
   }
 
   /** Whether a column with `distinct` values over `rows` rows is a key (as many values as rows,
@@ -128,5 +125,5 @@ private[cost] trait KeptShares extends PredicateHelper {
   /** `rows` in clusters of `perDraw` rows: the independent draws they make (at least one). */
   def draws(rows: BigInt, perDraw: Double): BigInt =
     if (perDraw <= 1) rows
-    else BigDecimal(rows.toDouble / perDraw).setScale(0, BigDecimal.RoundingMode.CEILING).toBigInt.max(1)
+    else RoundUp(rows.toDouble / perDraw).max(1)
 }

@@ -157,8 +157,10 @@ final class Normalizer private (rootName: String, withSql: Boolean, private[norm
   }
 
   /** A block for `p` (with its own head if it has one), shared by canonical form. */
-  private[normalize] def plainBlock(p: LogicalPlan, ctx: Ctx, role: String, detail: String): GetLeaf = {
-    cachedName(p).foreach(n => return GetLeaf(n, Source.Cache))
+  private[normalize] def plainBlock(p: LogicalPlan, ctx: Ctx, role: String, detail: String): GetLeaf =
+    cachedName(p).map(GetLeaf(_, Source.Cache)).getOrElse(newPlainBlock(p, ctx, role, detail))
+
+  private def newPlainBlock(p: LogicalPlan, ctx: Ctx, role: String, detail: String): GetLeaf = {
     val b = canonGetOrElseUpdate("plain", p, {
       val nb = new Builder(tmpName(ctx.block.prefix), ctx.block.prefix)
       fill(nb, p)
@@ -174,14 +176,16 @@ final class Normalizer private (rootName: String, withSql: Boolean, private[norm
   /** `p` arranged by `keys`: an ArrangeBy block, or an arrangement that is there already. */
   private[normalize] def arrangedBlock(p: LogicalPlan, keys: Seq[Expression], ctx: Ctx, detail: String): GetLeaf = {
     val q = stripTransparent(p)
-    cachedName(q).foreach(n => return GetLeaf(n, Source.Cache))
-    // A Reduce/Distinct keyed by exactly the join keys already holds its output arranged by them.
-    q match {
+    cachedName(q).map(GetLeaf(_, Source.Cache)).getOrElse(q match {
+      // A Reduce/Distinct keyed by exactly the join keys already holds its output arranged by them.
       case a: Aggregate if keys.nonEmpty && a.groupingExpressions.nonEmpty && keys.forall(_.isInstanceOf[Attribute]) &&
           sameAttrs(keys.map(_.asInstanceOf[Attribute]), groupingOutput(a)) =>
-        return plainBlock(q, ctx, "join", detail + " (reuses the Reduce's output arrangement)")
-      case _ =>
-    }
+        plainBlock(q, ctx, "join", detail + " (reuses the Reduce's output arrangement)")
+      case _ => newArrangedBlock(p, keys, ctx, detail)
+    })
+  }
+
+  private def newArrangedBlock(p: LogicalPlan, keys: Seq[Expression], ctx: Ctx, detail: String): GetLeaf = {
     val b = canonGetOrElseUpdate("arrange", p, {
       val nb = new Builder(tmpName(ctx.block.prefix), ctx.block.prefix)
       nb.plan = p; nb.input = p

@@ -229,22 +229,8 @@ object Sketches {
       }
     }
 
-    // The distinct values of column `i` among `in` (NULL one of them), by their hashes sorted.
-    private def distinctValues(in: IndexedSeq[InternalRow], i: Int): Int = {
-      val keys = new Array[Long](in.size)
-      var n = 0
-      val it = in.iterator
-      while (it.hasNext) {
-        val r = it.next()
-        keys(n) = if (r.isNullAt(i)) NullHash else hashAt(r, i)
-        n += 1
-      }
-      java.util.Arrays.sort(keys)
-      var d = 0
-      var j = 0
-      while (j < n) { if (j == 0 || keys(j) != keys(j - 1)) d += 1; j += 1 }
-      d
-    }
+    // The distinct values of column `i` among `in` (NULL one of them): its runs of equal hashes.
+    private def distinctValues(in: IndexedSeq[InternalRow], i: Int): Int = runs(Seq(i), withNulls = true, in).length
 
     // Each column's distinct values in the whole sample, counted once (every filter of it asks).
     private val distinctCounts = new ConcurrentHashMap[Int, Int]()
