@@ -186,6 +186,35 @@ private[cost] trait DerivedStatistics extends KeptShares {
   }
 
   /**
+   * The share of rows kept by a filter of existence joins' flags: Spark plans `EXISTS (…) OR
+   * EXISTS (…)` (TPC-DS q10 and q35) as existence joins, each adding a flag, and a filter of the
+   * flags, which its estimation does not cover. A flag is true on the left rows its join, taken as
+   * a semi join, keeps (`semiShare`); flags combine as independent: AND multiplies their shares,
+   * OR keeps 1 - the product of 1 - each, NOT 1 - the share (a flag is never NULL). None where the
+   * condition reads anything but flags of existence joins below the filter (through projections of
+   * columns and other existence joins), or a flag's share is not estimated.
+   * {{{
+   *   flag shares 0.6 and 0.3:  a OR b keeps 1 - 0.4 x 0.7 = 0.72,  a AND NOT b keeps 0.6 x 0.7 = 0.42
+   * }}}
+   */
+  def flagged(f: Filter, semiShare: Join => Option[Double]): Option[Double] = {
+    def joins(p: LogicalPlan): Seq[(ExprId, Join)] = p match {
+      case j @ Join(left, _, ExistenceJoin(flag), _, _) => (flag.exprId -> j) +: joins(left)
+      case Project(columns, child) if columns.forall(_.isInstanceOf[Attribute]) => joins(child)
+      case _ => Nil
+    }
+    val flags = joins(f.child).toMap
+    def share(e: Expression): Option[Double] = e match {
+      case a: Attribute => flags.get(a.exprId).flatMap(semiShare).map(s => math.min(1.0, math.max(0.0, s)))
+      case Not(x) => share(x).map(1.0 - _)
+      case And(l, r) => for (x <- share(l); y <- share(r)) yield x * y
+      case Or(l, r) => for (x <- share(l); y <- share(r)) yield 1.0 - (1.0 - x) * (1.0 - y)
+      case _ => None
+    }
+    if (flags.isEmpty) None else share(f.condition)
+  }
+
+  /**
    * Why Spark's join estimation (`JoinEstimation`) would guess for `j` over `children` (its inputs
    * with their statistics), if it would: it drops equi-join keys without distinct counts, ignores
    * conditions other than equalities of columns (counting a cartesian product); semi and anti

@@ -5,7 +5,7 @@ import scala.util.Try
 
 import org.apache.spark.sql.arrnf.CboConf
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeMap, AttributeSet, ExprId}
-import org.apache.spark.sql.catalyst.plans.Inner
+import org.apache.spark.sql.catalyst.plans.{Inner, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Expand, Filter, Join, LeafNode, LogicalPlan, Project, RepartitionOperation, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
@@ -168,6 +168,16 @@ final class Estimator {
               val keys = tested.filter(side.outputSet.contains).toSeq
               if (keys.size == 1) Try(clustering.rowsPerDraw(side, keys.head, a)).toOption.flatten.filter(_ > 1).map(_ -> keys.head) else None
             }
+            // The share of an existence join's left rows that find a match: its semi join's rows over them.
+            def existsShare(j: Join): Option[Double] = {
+              val semi = j.copy(joinType = LeftSemi)
+              val sides = Seq(copy(j.left), copy(j.right))
+              for {
+                m <- Try(sides.head.stats.rowCount).toOption.flatten if m > 0
+                s <- Try(Estimator.semiJoin(semi, sides, Try(joinKeys.semiDomain(semi, sides)).toOption.flatten)).toOption.flatten
+                n <- s.rowCount
+              } yield (BigDecimal(n) / BigDecimal(m)).toDouble
+            }
             def sampled(copied: LogicalPlan, tested: AttributeSet, children: Seq[LogicalPlan],
                 caps: Map[ExprId, BigInt] = Map.empty, fewer: Option[(BigInt, BigInt)] = None): LogicalPlan =
               Try(copied.stats).toOption.filter(_.rowCount.isDefined) match {
@@ -245,6 +255,14 @@ final class Estimator {
               case f: Filter => Estimator.unmatched(f).flatMap(j => Try(Estimator.semiJoin(j, Seq(copy(j.left), copy(j.right)))).toOption.flatten)
               case _ => None
             }
+            // A filter of existence joins' flags (EXISTS … OR EXISTS …): each flag's share is its semi join's.
+            lazy val existence = p match {
+              case f: Filter => for {
+                m <- in.flatMap(_.rowCount)
+                share <- Try(Estimator.flagged(f, existsShare)).toOption.flatten
+              } yield RoundUp(BigDecimal(m) * BigDecimal(share)).min(m)
+              case _ => None
+            }
             lazy val ranked = p match {
               case f: Filter => in.flatMap(i => Try(Estimator.rankKept(f, i)).toOption.flatten)
               case _ => None
@@ -277,6 +295,7 @@ final class Estimator {
               case _: Filter if !sparkEstimates && ranked.isDefined => keeping(ranked.get)
               // A left outer join's unmatched rows: its anti join's.
               case _: Filter if !sparkEstimates && unmatched.isDefined => ours(unmatched.get.copy(sizeInBytes = size))
+              case _: Filter if !sparkEstimates && existence.isDefined => keeping(existence.get)
               // Spark assumes a predicate it cannot estimate keeps every row: that is no estimate.
               case f: Filter if !sparkEstimates =>
                 val counted = Try(f.condition.references.forall(a => children.head.stats.attributeStats.get(a)

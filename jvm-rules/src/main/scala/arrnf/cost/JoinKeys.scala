@@ -160,9 +160,9 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
 
 private[cost] object JoinKeys {
   /** The table `p` reads, where `p` is its rows through filters and projections of columns (and,
-   *  with `throughSemiJoins`, the left sides of semi and anti joins, which keep some of its rows). */
+   *  with `throughSemiJoins`, the left sides of semi, anti and existence joins, which keep some or all of its rows). */
   def tableUnder(p: LogicalPlan, throughSemiJoins: Boolean = false): Option[LeafNode] = p match {
-    case s: Join if throughSemiJoins && (s.joinType == LeftSemi || s.joinType == LeftAnti) => tableUnder(s.left, throughSemiJoins)
+    case s: Join if throughSemiJoins && Estimator.isSemi(s) => tableUnder(s.left, throughSemiJoins)
     case f: Filter => tableUnder(f.child, throughSemiJoins)
     case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => tableUnder(child, throughSemiJoins)
     case leaf: LeafNode => Some(leaf)
