@@ -1,6 +1,7 @@
 package arrnf.cost
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, ExprId, Expression, Literal}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, EqualTo, ExprId, Expression, In, InSet, Literal, PredicateHelper}
+import org.apache.spark.sql.catalyst.plans.{FullOuter, LeftOuter, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, Distinct, Except, Expand, Filter, GlobalLimit, Intersect, Join, LeafNode, LocalLimit, LogicalPlan, Project, RepartitionOperation, Sample, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
 
 import arrnf.stats.Sketches
@@ -22,7 +23,7 @@ import arrnf.stats.Sketches
  * tells the combinations of columns whose table's rows come in clusters ([[Clustering.combinations]]).
  */
 private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], sampleOf: LogicalPlan => Option[Sketches.Sample],
-    statsOf: LogicalPlan => Option[Statistics], clustering: Clustering) {
+    statsOf: LogicalPlan => Option[Statistics], clustering: Clustering) extends PredicateHelper {
 
   def apply(a: Aggregate, in: Statistics): Option[BigInt] = {
     val own = a.child match {
@@ -116,6 +117,11 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
       where = t.collect { case f: Filter => f.condition }.reduceOption(And)
       n <- where.flatMap(w => sample.combinations(names.distinct, w, leaf.output)).orElse(sample.combinations(names.distinct))
     } yield n
+    lazy val extended = a.child.exists {
+      case j: Join => j.joinType == LeftOuter || j.joinType == RightOuter || j.joinType == FullOuter
+      case _: Expand => true
+      case _ => false
+    }
     val placed = groups.zip(counts.flatten).map { case (e, n) => (subtree(e), e, n) }
     val parts = placed.collect { case (Some(t), e, n) => (t, e, n) }.groupBy(x => System.identityHashCode(x._1)).values.toSeq.map { ts =>
       val product = ts.map(_._3).product
@@ -131,13 +137,61 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
       val byKey = if (ts.size > 1) ts.collect {
         case (_, c: Attribute, n) if unique(t, from(c.exprId)._2) => n
       }.minOption else None
-      (Seq(product) ++ bySample ++ byRows ++ byKey).min
+      // (a row NULL-extended above the subtree, by an outer join or a ROLLUP, is one more)
+      val byFixed = fixedBound(t, ts.map(_._2), from).map(_ + (if (extended) 1 else 0))
+      (Seq(product) ++ bySample ++ byRows ++ byKey ++ byFixed).min
     }
     val product = (parts ++ placed.collect { case (None, _, n) => n }).product
     // Columns of one table's clusters (a ticket's customer and date), whole clusters kept.
     lazy val attributes = groups.collect { case c: Attribute => c }
     val byClusters = if (attributes.size == groups.size) clustering.combinations(a.child, attributes, in.rowCount.get) else None
     Some((Seq(product, in.rowCount.get) ++ byClusters).min.max(1))
+  }
+
+  /**
+   * The combinations of values that the filters of `t` (a subtree over one sampled table) fix
+   * columns to (`c = literal`: one value; `c IN (literals)`: as many as the literals), where those
+   * columns determine, in the table's sample ([[Sketches.Sample.determines]]), the table's columns
+   * that the grouping expressions `es` are computed from. TPC-DS q6 and q54 take the month
+   * sequence number of one year and month: one group, where 31 days are kept.
+   * {{{
+   *   Aggregate [d_month_seq] (Filter (d_year = 2001 AND d_moy = 1) date_dim)  // 1 group
+   * }}}
+   * None where no column is fixed, a grouping expression reads another subtree, or the sample
+   * does not tell.
+   */
+  private def fixedBound(t: LogicalPlan, es: Seq[Expression], from: Map[ExprId, (LogicalPlan, ExprId)]): Option[BigInt] = {
+    val fixed = t.collect { case f: Filter => splitConjunctivePredicates(f.condition).flatMap {
+      case EqualTo(c: Attribute, l: Literal) if l.value != null => tableColumn(f.child, c.exprId).map(_ -> 1)
+      case EqualTo(l: Literal, c: Attribute) if l.value != null => tableColumn(f.child, c.exprId).map(_ -> 1)
+      case In(c: Attribute, list) if list.nonEmpty && list.forall { case Literal(v, _) => v != null; case _ => false } =>
+        tableColumn(f.child, c.exprId).map(_ -> list.distinct.size)
+      case InSet(c: Attribute, set) if set.nonEmpty && !set.contains(null) => tableColumn(f.child, c.exprId).map(_ -> set.size)
+      case _ => None
+    }}.flatten.groupMapReduce(_._1.name.toLowerCase(java.util.Locale.ROOT))(_._2)(_ min _)
+    def name(c: Attribute) = c.name.toLowerCase(java.util.Locale.ROOT)
+    val read = es.flatMap(_.references.toSeq).map(r => from.get(r.exprId).filter(_._1 eq t).flatMap(o => sourceColumns(t, o._2)))
+    for {
+      leaf <- t.collectLeaves().headOption if fixed.nonEmpty && read.forall(_.isDefined)
+      sample <- sampleOf(leaf)
+      determined = read.flatten.flatten.map(name).distinct.filterNot(fixed.contains)
+      if determined.isEmpty || sample.determines(fixed.keys.toSeq.sorted, determined.sorted)
+    } yield fixed.values.map(BigInt(_)).product
+  }
+
+  /** The table columns output column `id` of `p` (a subtree over that table) is computed from,
+   *  through projections of deterministic expressions; None where one is not a table's column. */
+  private def sourceColumns(p: LogicalPlan, id: ExprId): Option[Seq[Attribute]] = p match {
+    case leaf: LeafNode => leaf.output.find(_.exprId == id).map(Seq(_))
+    case Project(list, child) => list.find(_.exprId == id).flatMap {
+      case c: Attribute => sourceColumns(child, c.exprId)
+      case al: Alias if al.child.deterministic => al.child.references.toSeq.foldLeft(Option(Seq.empty[Attribute])) {
+        (cols, r) => cols.flatMap(cs => sourceColumns(child, r.exprId).map(cs ++ _))
+      }
+      case _ => None
+    }
+    case u: UnaryNode if u.child.output.exists(_.exprId == id) => sourceColumns(u.child, id)
+    case _ => None
   }
 
   /** Whether output column `id` of subtree `t` has about as many distinct values as `t` has rows. */

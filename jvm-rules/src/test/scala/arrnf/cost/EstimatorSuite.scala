@@ -453,6 +453,26 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(both(s"$bought OR p.id % 3 = 0")._1.isEmpty)
   }
 
+  test("columns a filter fixes that determine the grouping columns in the sample (a year and month, its sequence " +
+    "number): no more groups than the fixed values; columns they do not determine keep their estimate") {
+    // ten years of days: a month's sequence number is its year's and month's
+    tableOf("est_days", 3650, "id", "CAST(id DIV 365 AS INT) AS yr", "CAST((id % 365) DIV 31 AS INT) AS mo",
+      "CAST(id DIV 365 AS INT) * 12 + CAST((id % 365) DIV 31 AS INT) AS mseq")
+    sketch("est_days")
+    def groups(sql: String): (Option[Long], Long) = (program(sql).blocks.last.cost.rows, spark.sql(sql).count())
+    val month = groups("SELECT DISTINCT mseq FROM est_days WHERE yr = 3 AND mo = 1")
+    val next = groups("SELECT DISTINCT mseq + 1 FROM est_days WHERE yr = 3 AND mo = 1") // TPC-DS q54's
+    val two = groups("SELECT DISTINCT mseq FROM est_days WHERE yr = 3 AND mo IN (1, 2)")
+    assert(month == (Some(1L), 1L) && next == (Some(1L), 1L) && two == (Some(2L), 2L), (month, next, two))
+    // NULL-extended by an outer join: one more group
+    val outer = groups("SELECT DISTINCT d.mseq FROM est_days a LEFT JOIN " +
+      "(SELECT id, mseq FROM est_days WHERE yr = 3 AND mo = 1) d ON a.id = d.id")
+    assert(outer == (Some(2L), 2L), outer)
+    // the days' weekdays are not determined by year and month: 7 of them among the month's 31 days
+    val weekdays = groups("SELECT DISTINCT id % 7 FROM est_days WHERE yr = 3 AND mo = 1")
+    assert(weekdays._2 == 7 && weekdays._1.exists(r => r >= 5 && r <= 31), weekdays)
+  }
+
   test("a join on two keys by their combinations: a return finds its one sale, not every sale of its ticket; " +
     "keys that go together stay one key's values") {
     // 1,000 tickets of 12 sales each, every item once in a ticket; returns: a tenth of the sales
