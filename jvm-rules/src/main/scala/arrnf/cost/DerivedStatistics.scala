@@ -1,10 +1,15 @@
 package arrnf.cost
 
+import scala.util.Try
+
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeMap, BinaryComparison, Coalesce, DayOfMonth, DayOfWeek, DayOfYear, EqualTo, Equality, ExprId, Expression, GetDateField, GreaterThan, GreaterThanOrEqual, In, InSet, IntegerLiteral, IsNotNull, IsNull, LessThan, LessThanOrEqual, Literal, Month, NamedExpression, Not, Or, Quarter, Rank, RowNumber, ScalarSubquery, SubqueryExpression, WeekDay, WindowExpression, Year}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, LeftAnti, LeftOuter, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Expand, Filter, Join, LogicalPlan, Project, Statistics, Window}
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.types.{BooleanType, DateType, NumericType, TimestampType}
+
+import arrnf.stats.Sketches
 
 /**
  * What [[Estimator]] adds to Spark's estimation, as functions of statistics: the figures Spark's
@@ -111,6 +116,15 @@ private[cost] trait DerivedStatistics extends KeptShares {
       }
     }
 
+  /** Whether a leaf may have column statistics (a sketch, or the catalog's column statistics):
+   *  without any under a plan, no filter, join or aggregate above them can be estimated. A quick
+   *  test, reading no file listing: whether a sketch is still current is found when estimating. */
+  def leafHasColumnStatistics(leaf: LogicalPlan): Boolean = leaf match {
+    case LogicalRelation(h: HadoopFsRelation, _, table, _, _) =>
+      table.flatMap(_.stats).exists(_.colStats.nonEmpty) || Try(Sketches.taken(h)).getOrElse(false)
+    case _ => Try(leaf.stats.attributeStats.nonEmpty).getOrElse(false)
+  }
+
   def isSemi(j: Join): Boolean = j.joinType match {
     case LeftSemi | LeftAnti | _: ExistenceJoin => true
     case _ => false
@@ -186,18 +200,19 @@ private[cost] trait DerivedStatistics extends KeptShares {
   }
 
   /**
-   * The share of rows kept by a filter of existence joins' flags: Spark plans `EXISTS (…) OR
-   * EXISTS (…)` (TPC-DS q10 and q35) as existence joins, each adding a flag, and a filter of the
-   * flags, which its estimation does not cover. A flag is true on the left rows its join, taken as
-   * a semi join, keeps (`semiShare`); flags combine as independent: AND multiplies their shares,
-   * OR keeps 1 - the product of 1 - each, NOT 1 - the share (a flag is never NULL). None where the
-   * condition reads anything but flags of existence joins below the filter (through projections of
-   * columns and other existence joins), or a flag's share is not estimated.
+   * The rows kept by a filter of existence joins' flags, over `rows` rows: Spark plans `EXISTS (…)
+   * OR EXISTS (…)` (TPC-DS q10 and q35) as existence joins, each adding a flag, and a filter of the
+   * flags, which its estimation does not cover. A flag is true on the rows its join, taken as a
+   * semi join, keeps (`semiRows`; an existence join keeps every row, so each join's left side has
+   * the filter's `rows`); flags combine as independent: AND multiplies their shares, OR keeps 1 -
+   * the product of 1 - each, NOT 1 - the share (a flag is never NULL). None where the condition
+   * reads anything but flags of existence joins below the filter (through projections of columns
+   * and other existence joins), or a flag's semi join is not estimated.
    * {{{
    *   flag shares 0.6 and 0.3:  a OR b keeps 1 - 0.4 x 0.7 = 0.72,  a AND NOT b keeps 0.6 x 0.7 = 0.42
    * }}}
    */
-  def flagged(f: Filter, semiShare: Join => Option[Double]): Option[Double] = {
+  def flagged(f: Filter, rows: BigInt, semiRows: Join => Option[BigInt]): Option[BigInt] = {
     def joins(p: LogicalPlan): Seq[(ExprId, Join)] = p match {
       case j @ Join(left, _, ExistenceJoin(flag), _, _) => (flag.exprId -> j) +: joins(left)
       case Project(columns, child) if columns.forall(_.isInstanceOf[Attribute]) => joins(child)
@@ -205,13 +220,13 @@ private[cost] trait DerivedStatistics extends KeptShares {
     }
     val flags = joins(f.child).toMap
     def share(e: Expression): Option[Double] = e match {
-      case a: Attribute => flags.get(a.exprId).flatMap(semiShare).map(s => math.min(1.0, math.max(0.0, s)))
+      case a: Attribute => flags.get(a.exprId).flatMap(semiRows).map(n => math.min(1.0, n.toDouble / rows.max(1).toDouble))
       case Not(x) => share(x).map(1.0 - _)
       case And(l, r) => for (x <- share(l); y <- share(r)) yield x * y
       case Or(l, r) => for (x <- share(l); y <- share(r)) yield 1.0 - (1.0 - x) * (1.0 - y)
       case _ => None
     }
-    if (flags.isEmpty) None else share(f.condition)
+    if (flags.isEmpty) None else share(f.condition).map(s => RoundUp(BigDecimal(rows) * BigDecimal(s)).min(rows))
   }
 
   /**

@@ -24,15 +24,6 @@ object Estimator extends DerivedStatistics {
   val NoColumnStatistics = "unknown: no distinct counts for its filter, join or grouping columns; " +
     "take the sketch pass or ANALYZE TABLE ... FOR ALL COLUMNS"
 
-  /** Whether a leaf may have column statistics (a sketch, or the catalog's column statistics):
-   *  without any under a plan, no filter, join or aggregate above them can be estimated. A quick
-   *  test, reading no file listing: whether a sketch is still current is found when estimating. */
-  def leafHasColumnStatistics(leaf: LogicalPlan): Boolean = leaf match {
-    case LogicalRelation(h: HadoopFsRelation, _, table, _, _) =>
-      table.flatMap(_.stats).exists(_.colStats.nonEmpty) || Try(Sketches.taken(h)).getOrElse(false)
-    case _ => Try(leaf.stats.attributeStats.nonEmpty).getOrElse(false)
-  }
-
   /** Why a filter whose columns have statistics has no estimate. */
   val UnestimatedFilter = "unknown: a filter Spark's estimation does not cover, such as LIKE, functions or " +
     "expressions of columns"
@@ -168,15 +159,10 @@ final class Estimator {
               val keys = tested.filter(side.outputSet.contains).toSeq
               if (keys.size == 1) Try(clustering.rowsPerDraw(side, keys.head, a)).toOption.flatten.filter(_ > 1).map(_ -> keys.head) else None
             }
-            // The share of an existence join's left rows that find a match: its semi join's rows over them.
-            def existsShare(j: Join): Option[Double] = {
-              val semi = j.copy(joinType = LeftSemi)
+            // A semi or anti join's statistics, over a dimension's keys where it joins one ([[JoinKeys.semiDomain]]).
+            def semiOf(j: Join): Option[Statistics] = {
               val sides = Seq(copy(j.left), copy(j.right))
-              for {
-                m <- Try(sides.head.stats.rowCount).toOption.flatten if m > 0
-                s <- Try(Estimator.semiJoin(semi, sides, Try(joinKeys.semiDomain(semi, sides)).toOption.flatten)).toOption.flatten
-                n <- s.rowCount
-              } yield (BigDecimal(n) / BigDecimal(m)).toDouble
+              Try(Estimator.semiJoin(j, sides, Try(joinKeys.semiDomain(j, sides)).toOption.flatten)).toOption.flatten
             }
             def sampled(copied: LogicalPlan, tested: AttributeSet, children: Seq[LogicalPlan],
                 caps: Map[ExprId, BigInt] = Map.empty, fewer: Option[(BigInt, BigInt)] = None): LogicalPlan =
@@ -255,12 +241,10 @@ final class Estimator {
               case f: Filter => Estimator.unmatched(f).flatMap(j => Try(Estimator.semiJoin(j, Seq(copy(j.left), copy(j.right)))).toOption.flatten)
               case _ => None
             }
-            // A filter of existence joins' flags (EXISTS … OR EXISTS …): each flag's share is its semi join's.
+            // A filter of existence joins' flags (EXISTS … OR EXISTS …): each flag true on its semi join's rows.
             lazy val existence = p match {
-              case f: Filter => for {
-                m <- in.flatMap(_.rowCount)
-                share <- Try(Estimator.flagged(f, existsShare)).toOption.flatten
-              } yield RoundUp(BigDecimal(m) * BigDecimal(share)).min(m)
+              case f: Filter => in.flatMap(_.rowCount).flatMap(m =>
+                Try(Estimator.flagged(f, m, j => semiOf(j.copy(joinType = LeftSemi)).flatMap(_.rowCount))).toOption.flatten)
               case _ => None
             }
             lazy val ranked = p match {
@@ -303,9 +287,7 @@ final class Estimator {
                 unknown(if (counted) UnestimatedFilter else NoColumnStatistics)
               // Spark keeps a semi or anti join's left side: estimated here by key containment, or
               // over a dimension's keys by independence ([[JoinKeys.semiDomain]]).
-              case j: Join if Estimator.isSemi(j) =>
-                Try(Estimator.semiJoin(j, children, Try(joinKeys.semiDomain(j, children)).toOption.flatten))
-                  .toOption.flatten.map(ours).getOrElse(unknown(SemiJoin))
+              case j: Join if Estimator.isSemi(j) => semiOf(j).map(ours).getOrElse(unknown(SemiJoin))
               // Keys counted and another condition Spark's join estimation ignores, which its
               // filter estimation covers (or `a <> b`): the join on its keys, so filtered.
               case j: Join if unestimated(j, children).contains(UnestimatedCondition) && filtered.isDefined =>

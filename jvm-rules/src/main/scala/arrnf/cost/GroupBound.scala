@@ -180,17 +180,19 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
   }
 
   /** The table columns output column `id` of `p` (a subtree over that table) is computed from,
-   *  through projections of deterministic expressions; None where one is not a table's column. */
-  private def sourceColumns(p: LogicalPlan, id: ExprId): Option[Seq[Attribute]] = p match {
+   *  through renames and, where `computed`, projections of deterministic expressions; None where
+   *  one is not a table's column. */
+  private def sourceColumns(p: LogicalPlan, id: ExprId, computed: Boolean = true): Option[Seq[Attribute]] = p match {
     case leaf: LeafNode => leaf.output.find(_.exprId == id).map(Seq(_))
     case Project(list, child) => list.find(_.exprId == id).flatMap {
-      case c: Attribute => sourceColumns(child, c.exprId)
-      case al: Alias if al.child.deterministic => al.child.references.toSeq.foldLeft(Option(Seq.empty[Attribute])) {
-        (cols, r) => cols.flatMap(cs => sourceColumns(child, r.exprId).map(cs ++ _))
+      case c: Attribute => sourceColumns(child, c.exprId, computed)
+      case Alias(c: Attribute, _) => sourceColumns(child, c.exprId, computed)
+      case al: Alias if computed && al.child.deterministic => al.child.references.toSeq.foldLeft(Option(Seq.empty[Attribute])) {
+        (cols, r) => cols.flatMap(cs => sourceColumns(child, r.exprId, computed).map(cs ++ _))
       }
       case _ => None
     }
-    case u: UnaryNode if u.child.output.exists(_.exprId == id) => sourceColumns(u.child, id)
+    case u: UnaryNode if u.child.output.exists(_.exprId == id) => sourceColumns(u.child, id, computed)
     case _ => None
   }
 
@@ -203,16 +205,8 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
 
   /** The table's column that output column `id` of `p` (a subtree over that table) holds, through
    *  renames: None for a computed column. */
-  private def tableColumn(p: LogicalPlan, id: ExprId): Option[Attribute] = p match {
-    case leaf: LeafNode => leaf.output.find(_.exprId == id)
-    case Project(list, child) => list.find(_.exprId == id).flatMap {
-      case c: Attribute => tableColumn(child, c.exprId)
-      case Alias(c: Attribute, _) => tableColumn(child, c.exprId)
-      case _ => None
-    }
-    case u: UnaryNode if u.child.output.exists(_.exprId == id) => tableColumn(u.child, id)
-    case _ => None
-  }
+  private def tableColumn(p: LogicalPlan, id: ExprId): Option[Attribute] =
+    sourceColumns(p, id, computed = false).flatMap(_.headOption)
 
   /** The subtree over a single table that each output column of `p` is taken from, where one is:
    *  the largest such subtree, whose every output row is one of its rows' columns; with the
