@@ -144,14 +144,15 @@ def _plan_digests(spark, sql) -> dict[str, str]:
 
 def _plan_times(spark, sql, n):
     """Planning only, ``n`` times per side alternating: optimizer and total planning milliseconds
-    (medians), and for the extension side the ArrNF explain section's time and the rules that fired.
+    (medians), and for the extension side the ArrNF explain section's time, the rules that fired and
+    each rule's own time (``rule_ms``: where the rules' overhead goes).
     Planning is cheap, so it gets more repetitions than execution; the overhead target uses these."""
     from pyspark_arrnf.compare import arrnf_enabled
 
     facts = spark._jvm.arrnf.bench.PlanFacts
     acc = {"off": {"opt": [], "plan": []},
            "on": {"opt": [], "plan": [], "recorded": [], "explain": [], "spark_explain": [], "rules": []}}
-    fired = []
+    fired, by_rule = [], {}
     for r in range(n):
         for side in (("off", "on") if r % 2 == 0 else ("on", "off")):
             with arrnf_enabled(spark, side == "on"):
@@ -161,7 +162,10 @@ def _plan_times(spark, sql, n):
                 acc[side]["plan"].append(sum(phases.values()))
                 if side == "on":
                     fired = [str(x) for x in facts.firedRules(jdf)]
-                    acc[side]["rules"].append(sum(float(v) for v in dict(facts.ruleMillis(jdf)).values()))
+                    per_rule = {str(k): float(v) for k, v in dict(facts.ruleMillis(jdf)).items()}
+                    acc[side]["rules"].append(sum(per_rule.values()))
+                    for name, ms in per_rule.items():
+                        by_rule.setdefault(name, []).append(ms)
                     # What the explain provider adds to every executed query (Spark asks it for the
                     # description it records); first, while the section is not yet built and kept.
                     acc[side]["recorded"].append(float(facts.recordedDescriptionMillis(jdf)))
@@ -177,6 +181,7 @@ def _plan_times(spark, sql, n):
             out[side]["explain_ms"] = _median(a["explain"])
             out[side]["spark_explain_ms"] = _median(a["spark_explain"])
             out[side]["rules_ms"] = _median(a["rules"])
+            out[side]["rule_ms"] = {name: _median(ms) for name, ms in sorted(by_rule.items())}
     return out
 
 
@@ -388,11 +393,12 @@ def main(argv=None) -> int:
              "sketched": loaded[0]["statistics"]["sketched"],
              "not_sketched": sorted({x for d in loaded for x in d["statistics"]["not_sketched"]})}
     if args.plan_only:
-        from report import planning_summary, statistics_line
+        from report import planning_by_rule, planning_summary, statistics_line
 
         (out / "planning.json").write_text(json.dumps({"machine": _machine(args), "statistics": stats, "queries": results}, indent=1))
         print(statistics_line(stats))
         print(planning_summary(results).to_markdown(index=False, floatfmt=".3f"))
+        print(planning_by_rule(results).to_markdown(index=False, floatfmt=".3f"))
         return 0
     (out / "report.json").write_text(json.dumps({"machine": _machine(args), "statistics": stats, "queries": results}, indent=1))
     from report import write_report

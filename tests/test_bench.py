@@ -104,6 +104,24 @@ def test_fired_rules_and_operator_counts(report):
     assert entries[("synthetic:ring_q_except_all_q", "on")]["on"]["arrnf"]["arrangements"] == 0
 
 
+def test_each_rules_own_planning_time(report, planned_without_statistics):
+    """Per query, each rule's own time in Spark's tracker (``rule_ms``), which adds up to the rules'
+    time; the report lists the rules by their time over the TPC queries."""
+    runs = [e for e in json.loads((report / "report.json").read_text())["queries"]] + planned_without_statistics["queries"]
+    for e in runs:
+        if e["kind"] not in ("tpch", "tpcds"):
+            continue
+        per_rule = e["on"]["rule_ms"]
+        # Every registered rule runs on every plan (and most return it at once): each has a time.
+        assert {"EagerAggregation", "FactorizeUnionOfJoins", "FoldValueTerms", "NegationCancels"} <= set(per_rule), e["name"]
+        assert all(ms >= 0 for ms in per_rule.values())
+        # Medians of one or two runs (the means of two): each rule's add up to the rules' time.
+        assert sum(per_rule.values()) == pytest.approx(e["on"]["rules_ms"]), e["name"]
+    md = (report / "report.md").read_text()
+    table = md[md.index("Per rule:"):]
+    assert "| broadcast   | rule " in table and "EagerAggregation" in table
+
+
 def test_markdown_and_plot(report):
     md = (report / "report.md").read_text()
     assert "## Headline" in md and "| on |" in md and "| off |" in md
