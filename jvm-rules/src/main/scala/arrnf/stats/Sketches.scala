@@ -222,15 +222,18 @@ object Sketches {
         if (keep) { keys(n) = h; n += 1 }
       }
       java.util.Arrays.sort(keys, 0, n)
-      val out = Array.newBuilder[Int]
+      // (an Int array, not an ArrayBuilder: its generic `+=` boxed every count)
+      val out = new Array[Int](n)
+      var runs = 0
       var i = 0
       while (i < n) {
         var j = i + 1
         while (j < n && keys(j) == keys(i)) j += 1
-        out += j - i
+        out(runs) = j - i
+        runs += 1
         i = j
       }
-      out.result()
+      java.util.Arrays.copyOf(out, runs)
     }
 
     private def valueAt(r: InternalRow, i: Int): Any = if (r.isNullAt(i)) null else r.get(i, types(i))
