@@ -88,6 +88,15 @@ def rules_fired(results: list[dict]) -> list[str]:
     return lines
 
 
+def _tpc_by_broadcast(results: list[dict]) -> dict[str, list[dict]]:
+    """The TPC-H and TPC-DS entries that planned without error, per broadcast setting."""
+    by: dict[str, list[dict]] = {}
+    for e in results:
+        if "error" not in e and e["kind"] in ("tpch", "tpcds"):
+            by.setdefault(e["broadcast"], []).append(e)
+    return by
+
+
 def planning_summary(results: list[dict]) -> pd.DataFrame:
     """Planning overhead per broadcast setting, over the TPC-H and TPC-DS queries planned both ways
     (the synthetic cases are the rules' own showcases, not a workload): the optimizer
@@ -103,11 +112,7 @@ def planning_summary(results: list[dict]) -> pd.DataFrame:
     [[1.04, 1.02, 1.025, 1.12]]
     """
     rows = []
-    by: dict[str, list[dict]] = {}
-    for e in results:
-        if "error" not in e and e["kind"] in ("tpch", "tpcds"):
-            by.setdefault(e["broadcast"], []).append(e)
-    for b, es in by.items():
+    for b, es in _tpc_by_broadcast(results).items():
         off = sum(e["off"]["optimization_ms"] for e in es)
         on = sum(e["on"]["optimization_ms"] for e in es)
         rules = sum(e["on"].get("rules_ms") or 0.0 for e in es)
@@ -135,11 +140,7 @@ def planning_by_rule(results: list[dict]) -> pd.DataFrame:
     [['on', 'EagerAggregation', 6.0, 0.03], ['on', 'FoldValueTerms', 2.0, 0.01]]
     """
     rows = []
-    by: dict[str, list[dict]] = {}
-    for e in results:
-        if "error" not in e and e["kind"] in ("tpch", "tpcds"):
-            by.setdefault(e["broadcast"], []).append(e)
-    for b, es in by.items():
+    for b, es in _tpc_by_broadcast(results).items():
         off = sum(e["off"]["optimization_ms"] for e in es) or 1
         totals: dict[str, float] = {}
         for e in es:
