@@ -107,7 +107,7 @@ def test_fired_rules_and_operator_counts(report):
 def test_each_rules_own_planning_time(report, planned_without_statistics):
     """Per query, each rule's own time in Spark's tracker (``rule_ms``), which adds up to the rules'
     time; the report lists the rules by their time over the TPC queries."""
-    runs = [e for e in json.loads((report / "report.json").read_text())["queries"]] + planned_without_statistics["queries"]
+    runs = json.loads((report / "report.json").read_text())["queries"] + planned_without_statistics["queries"]
     for e in runs:
         if e["kind"] not in ("tpch", "tpcds"):
             continue

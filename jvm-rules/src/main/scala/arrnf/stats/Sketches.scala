@@ -224,16 +224,16 @@ object Sketches {
       java.util.Arrays.sort(keys, 0, n)
       // (an Int array, not an ArrayBuilder: its generic `+=` boxed every count)
       val out = new Array[Int](n)
-      var runs = 0
+      var found = 0
       var i = 0
       while (i < n) {
         var j = i + 1
         while (j < n && keys(j) == keys(i)) j += 1
-        out(runs) = j - i
-        runs += 1
+        out(found) = j - i
+        found += 1
         i = j
       }
-      java.util.Arrays.copyOf(out, runs)
+      java.util.Arrays.copyOf(out, found)
     }
 
     private def valueAt(r: InternalRow, i: Int): Any = if (r.isNullAt(i)) null else r.get(i, types(i))
