@@ -255,6 +255,23 @@ class EagerAggregationPlanSuite extends EagerAggregationPlanTest {
     }
   }
 
+  test("with statistics, it declines where the split saves less than a tenth of the rows the original's joins read " +
+    "and make: sales' 100,000 rows meet d1's 10 keys (1,000 rows), then d2 (TPC-DS q5's shape)") {
+    withConf("spark.sql.ansi.enabled" -> "true", Shuffle) {
+      val sales100k = EagerStatsLeaf(sales.output, 100000, Map("s_d1" -> 1000, "s_d2" -> 5))
+      val tenKeys = EagerStatsLeaf(d1.output, 10, Map("k1" -> 10, "a" -> 10))
+      val d2s = EagerStatsLeaf(d2.output, 5, Map("k2" -> 5, "b" -> 5))
+      val input = sales100k.join(tenKeys, Inner, Some(s1 === k1)).join(d2s, Inner, Some(s2 === k2))
+        .groupBy(b)(b, sum(amount).as("total"))
+      // sales ⋈ d1 by s_d2: 1,000 → 5 rows, and its joins make 1,010 rows against 2,000 (1.98×
+      // fewer), but both read sales' 100,000 rows: 101,030 read and made against 103,015 (1.9% saved)
+      declines(input, Some("pre-aggregating EagerStatsLeaf ⋈ EagerStatsLeaf by [s_d2]: estimated rows 1000 → 5"))
+      assert(declinedWhy(input).exists(_.endsWith("the joins and aggregates would make 1010 rows, 2000 without it; " +
+        "its joins read and make and its aggregates make 101030 rows, 103015 without it: less than 10.0% saved, " +
+        "not enough to pay for the pre-aggregate's aggregations")), declinedWhy(input))
+    }
+  }
+
   // ---- where it must not fire -------------------------------------------------------------------
 
   test("unchanged: an outer join, a semi join (not an inner-join tree)") {
