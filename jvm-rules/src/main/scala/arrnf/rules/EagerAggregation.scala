@@ -373,8 +373,11 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
    *  inventory's filtered rows (Spark's size estimate of an aggregate over a join allows no
    *  broadcast): 0.63× measured. */
   private def everyJoinBroadcast(graph: JoinGraph, plan: LogicalPlan): Boolean = {
+    // The right side first: in a left-deep tree it is the input just joined (a dimension), and
+    // where it is small the left side's statistics (the joins below, the fact table's files) are
+    // not asked for at all.
     def go(p: LogicalPlan): Boolean = graph.isInput(p) || (p match {
-      case j: Join => (broadcastable(j.left) || broadcastable(j.right)) && go(j.left) && go(j.right)
+      case j: Join => (broadcastable(j.right) || broadcastable(j.left)) && go(j.left) && go(j.right)
       case _ => p.children.forall(go)
     })
     SQLConf.get.autoBroadcastJoinThreshold > 0 && go(plan)
