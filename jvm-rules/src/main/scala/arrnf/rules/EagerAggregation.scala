@@ -313,8 +313,9 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
         val weighed = paying.map { case (s, in, out) => val c = withOther(s); (c, in, out, produced(c.top)) }
         val fewer = weighed.collect { case (c, in, out, Some(after)) if BigDecimal(after) * MinFewerRows <= BigDecimal(before) =>
           (c, in, out, after, moved(c.top)) }
-        val original = moved(a.child)
-        // (where the original's are estimated, a split whose are not does not pass)
+        // (asked only where some split makes fewer rows; where the original's are estimated, a split
+        // whose are not does not pass)
+        lazy val original = moved(a.child)
         def saves(cost: Option[BigInt]) = original.forall(o => cost.exists(c => BigDecimal(o - c) >= MinSavedShare * BigDecimal(o)))
         val eligible = fewer.filter(e => saves(e._5))
         def costs(cost: Option[BigInt]) = cost.fold("")(c => s"; its joins read and make and its aggregates make $c rows" +
