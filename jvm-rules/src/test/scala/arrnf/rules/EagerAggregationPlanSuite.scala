@@ -272,6 +272,30 @@ class EagerAggregationPlanSuite extends EagerAggregationPlanTest {
     }
   }
 
+  test("with statistics, sales alone pre-aggregated (1000 → 100) though the joins keep a quarter of its rows: " +
+    "not where Spark would broadcast d1 (5 of sales' 20 keys), which filters sales in its scan's stage; " +
+    "where every join is shuffled (its rows read and made are the fewest)") {
+    // sales ⋈ d1 keeps 250 of sales' 1,000 rows; d2 (100 rows, one per key) keeps them all
+    val sales1k = EagerStatsLeaf(sales.output, 1000, Map("s_d1" -> 20, "s_d2" -> 5))
+    val fiveKeys = EagerStatsLeaf(d1.output, 5, Map("k1" -> 5, "a" -> 5))
+    val d2Wide = EagerStatsLeaf(d2.output, 100, Map("k2" -> 100, "b" -> 100))
+    def input = sales1k.join(fiveKeys, Inner, Some(s1 === k1)).join(d2Wide, Inner, Some(s2 === k2))
+      .groupBy(b)(b, sum(amount).as("total"))
+    def firedWhy = run(input).getTagValue(EagerAggregation.Tag)
+    // d1 within 1,000 bytes (81), d2 (1,601) and the joins above it not: sales alone by (s_d1, s_d2),
+    // 1,000 → 100 rows, is declined (the broadcast join would filter sales in its scan's stage);
+    // sales ⋈ d1 by s_d2 (250 → 5) is taken
+    withConf("spark.sql.ansi.enabled" -> "true", "spark.sql.autoBroadcastJoinThreshold" -> "1000") {
+      assert(firedWhy.exists(_.startsWith("pre-aggregating EagerStatsLeaf ⋈ EagerStatsLeaf by [s_d2]: estimated rows 250 → 5")),
+        firedWhy)
+    }
+    // every join shuffled: the joins read all of sales either way, and sales alone reads and makes fewest
+    withConf("spark.sql.ansi.enabled" -> "true", Shuffle) {
+      assert(firedWhy.exists(_.startsWith("pre-aggregating EagerStatsLeaf by [s_d1, s_d2]: estimated rows 1000 → 100")),
+        firedWhy)
+    }
+  }
+
   // ---- where it must not fire -------------------------------------------------------------------
 
   test("unchanged: an outer join, a semi join (not an inner-join tree)") {
