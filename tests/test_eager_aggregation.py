@@ -255,3 +255,54 @@ def test_with_default_broadcast_it_declines_where_every_join_is_broadcast(spark,
     assert "EagerAggregation declined: Spark broadcasts one side of every join below the aggregate " \
            "(spark.sql.autoBroadcastJoinThreshold, 10485760 bytes)" in text, text
     assert not pre_aggregated(spark.sql(FEW_GROUPS)._jdf.queryExecution().optimizedPlan().treeString())
+
+
+@pytest.fixture(scope="module")
+def filtered_tables(spark, tmp_path_factory):
+    """Parquet tables: fsales (20,000 rows: 100 customers, 10 days, each customer on one day), fdays
+    (10 days, two of them in 2001), fcust (100 customers)."""
+    root = tmp_path_factory.mktemp("eager_filtered")
+    spark.range(20000).selectExpr("id % 100 AS ck", "id % 10 AS dk", "cast(id % 7 AS int) AS q") \
+        .write.parquet(str(root / "fsales"))
+    spark.range(10).selectExpr("id AS dk", "2000 + id % 5 AS yr").write.parquet(str(root / "fdays"))
+    spark.range(100).selectExpr("id AS ck", "concat('c', id) AS name").write.parquet(str(root / "fcust"))
+    for t in ("fsales", "fdays", "fcust"):
+        spark.read.parquet(str(root / t)).createOrReplaceTempView(t)
+    pa.statistics(spark, ["fsales", "fdays", "fcust"])
+    yield
+    pa.forget_statistics(spark)
+
+
+# the day filter keeps a fifth of the sales rows, the customer join keeps them all
+FILTERED = ("select c.name, sum(s.q), count(*) from fsales s join fdays d on s.dk = d.dk "
+            "join fcust c on s.ck = c.ck where d.yr = 2001 group by c.name")
+
+
+def _size(spark, table) -> int:
+    return int(str(spark.table(table)._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+
+
+def test_with_every_join_shuffled_it_pre_aggregates_all_of_the_filtered_side(spark, filtered_tables, conf):
+    """The day join keeps a fifth of fsales' rows, but shuffled it reads them all: fsales is
+    pre-aggregated alone, by its day and customer keys, before both joins (its rows read and made
+    are the fewest), and the results are the same."""
+    conf(SHUFFLE)
+    text = _explain(spark, FILTERED)
+    assert "EagerAggregation fired: pre-aggregating fsales by [" in text, text
+    assert "before joining fdays ⋈ fcust" in text, text
+    _, _, on_plan, _ = both_ways(spark, FILTERED)
+    assert pre_aggregated(on_plan), on_plan
+
+
+def test_where_spark_would_broadcast_the_filtering_join_it_does_not_pre_aggregate_all_of_that_side(
+        spark, filtered_tables, conf):
+    """fdays within the broadcast threshold, fcust and fsales not: the broadcast day join filters
+    fsales in its scan's stage, so fsales alone (whose rows the joins keep a fifth of) is not
+    pre-aggregated; fsales ⋈ fdays by customer is, before the customer join. Same results."""
+    days, cust = _size(spark, "fdays"), _size(spark, "fcust")
+    assert days < cust < _size(spark, "fsales"), (days, cust)
+    conf({"spark.sql.autoBroadcastJoinThreshold": str(days)})
+    text = _explain(spark, FILTERED)
+    assert "EagerAggregation fired: pre-aggregating fsales ⋈ fdays by [ck]" in text, text
+    _, _, on_plan, _ = both_ways(spark, FILTERED)
+    assert pre_aggregated(on_plan), on_plan
