@@ -82,9 +82,7 @@ import arrnf.rules.eager.{JoinGraph, Partial}
  * times, and, where Spark would broadcast an input joined after it, where the joins with the other
  * inputs keep at least half of R's rows: when a broadcast join filters R (TPC-DS q77's 30-day date
  * range; measured 0.69× at scale factor 1 when pushed below it), the original aggregates only the
- * rows that survive, in the scan's stage, while the pre-aggregate would read all of R. (Where no
- * such input is broadcast, the original's joins shuffle all of R, and the count of rows read below
- * decides.)
+ * rows that survive, in the scan's stage, while the pre-aggregate would read all of R.
  * Where an estimate is unknown it does not fire (unless the setting is 0, for tests). Nor where Spark
  * would broadcast a side of every join below the aggregate, or every input joined after the
  * pre-aggregate (size estimates within `spark.sql.autoBroadcastJoinThreshold`): Spark then
@@ -277,10 +275,8 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     // Why a split does not pay, if it does not. When the other inputs filter R (a date range, a
     // selective dimension) in a join Spark broadcasts, the original aggregates only the rows that
     // survive, in the scan's stage, while the pre-aggregate would read all of R. Where none is
-    // broadcast, the original's joins shuffle all of R too: the rows read and made decide (below).
-    // (TPC-DS q74, broadcast off: store_sales by its customer and date keys, 2.6 million rows to
-    // 150,000 estimated before the date join keeps two of its years, ran 1.62×; store_sales ⋈
-    // date_dim pre-aggregated, the split taken before, 1.17×.)
+    // broadcast, the original's joins shuffle all of R too: the rows read and made decide (below;
+    // TPC-DS q74, broadcast off: store_sales alone by customer and date keys ran 1.62×).
     def short(s: Split, in: BigInt, out: BigInt): Option[String] =
       if (!reduces(in, out)) Some(s"below spark.arrnf.EagerAggregation.minReduction ($minReduction)")
       else if (read.get * 2 < in && others(s).exists(i => broadcastable(graph.inputs(i))))
@@ -302,12 +298,9 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     //    1.07-1.33× fewer and ran 0.92-1.05×; the threshold is fitted on these same queries);
     //  - which one: the fewest rows its joins read and make, and its aggregates make (C_in + C_out).
     //    A join shuffles and sorts what it reads, so an input it reads as it is costs its rows; an
-    //    aggregate over it first shuffles only its partial groups. TPC-DS q82, broadcast off: item ⋈
-    //    store_sales pre-aggregated makes 10,853 rows against 24,112 for item ⋈ inventory ⋈ date_dim
-    //    with store_sales aggregated by its item key, but joins store_sales' 2.9 million rows as
-    //    they are (7.4 million rows read and made, against 4.5 million); that choice ran
-    //    0.95-1.07×, the other 1.24-1.47×.
-    //    (Should no eligible split's reads be estimated, the fewest rows made decides.)
+    //    aggregate over it first shuffles only its partial groups (TPC-DS q82, broadcast off: the
+    //    split making the fewest rows read 7.4 million rows as they are and ran 0.95-1.07×; the one
+    //    reading and making 4.5 million, 1.24-1.47×). Should none's reads be estimated, rows made decide.
     //    The one chosen must save [[MinSavedShare]] of the original's C_in + C_out: where the joins
     //    it avoids are a small part of the rows the original moves, the saving is lost in the
     //    pre-aggregate's own aggregations (broadcast off, scale factor 1: q5, q77, q80 and q31
@@ -322,8 +315,7 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
         val weighed = paying.map { case (s, in, out) => val c = withOther(s); (c, in, out, produced(c.top)) }
         val fewer = weighed.collect { case (c, in, out, Some(after)) if BigDecimal(after) * MinFewerRows <= BigDecimal(before) =>
           (c, in, out, after, moved(c.top)) }
-        // (asked only where some split makes fewer rows; where the original's are estimated, a split
-        // whose are not does not pass)
+        // (asked only where a split makes fewer rows; one unestimated fails where the original's is estimated)
         lazy val original = moved(a.child)
         def saves(cost: Option[BigInt]) = original.forall(o => cost.exists(c => BigDecimal(o - c) >= MinSavedShare * BigDecimal(o)))
         val eligible = fewer.filter(e => saves(e._5))
