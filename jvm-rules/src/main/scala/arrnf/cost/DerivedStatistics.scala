@@ -354,6 +354,18 @@ private[cost] trait DerivedStatistics extends KeptShares {
     kept(f.condition)
   }
 
+  /** Why a filter by an IN or EXISTS subquery has no estimate: Spark's optimizer makes it a semi join
+   *  only after the rules that run before join reordering (EagerAggregation's cost guard sees it as a
+   *  filter); the ArrNF program reads the final plan, where it is that join. */
+  val SubqueryFilter = "unknown: a filter by an IN or EXISTS subquery, which Spark makes a semi join only later " +
+    "in its optimization"
+
+  /** Whether `condition` tests an IN or EXISTS subquery (a scalar subquery's value is another case). */
+  def bySubquery(condition: Expression): Boolean = condition.exists {
+    case s: SubqueryExpression => !s.isInstanceOf[ScalarSubquery]
+    case _ => false
+  }
+
   /**
    * Whether Spark's filter estimation estimates every part of `condition` from `stats` (its
    * `FilterEstimation`). A part it cannot estimate it counts as keeping every row: that is a guess,

@@ -57,7 +57,7 @@ final case class Estimate(rows: Option[BigInt], source: String)
  * column statistics it needs, and its estimates never exceed the product of their inputs' rows.
  */
 final class Estimator {
-  import Estimator.{NoColumnStatistics, PlanShape, SemiJoin, UnestimatedCondition, UnestimatedFilter}
+  import Estimator.{NoColumnStatistics, PlanShape, SemiJoin, SubqueryFilter, UnestimatedCondition, UnestimatedFilter}
 
   private val known = new java.util.IdentityHashMap[LogicalPlan, Estimate]()
 
@@ -284,7 +284,7 @@ final class Estimator {
               case f: Filter if !sparkEstimates =>
                 val counted = Try(f.condition.references.forall(a => children.head.stats.attributeStats.get(a)
                   .exists(_.distinctCount.isDefined))).getOrElse(false)
-                unknown(if (counted) UnestimatedFilter else NoColumnStatistics)
+                unknown(if (Estimator.bySubquery(f.condition)) SubqueryFilter else if (counted) UnestimatedFilter else NoColumnStatistics)
               // Spark keeps a semi or anti join's left side: estimated here by key containment, or
               // over a dimension's keys by independence ([[JoinKeys.semiDomain]]).
               case j: Join if Estimator.isSemi(j) => semiOf(j).map(ours).getOrElse(unknown(SemiJoin))

@@ -220,6 +220,31 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(random.rows.isEmpty && random.source == Estimator.UnestimatedFilter, random)
   }
 
+  test("a filter by an IN or EXISTS subquery, before Spark makes it a semi join: unknown, and saying so") {
+    sketch("est_fact", "est_dim")
+    def analyzed(sql: String) = spark.sql(sql).asInstanceOf[Dataset[_]].queryExecution.analyzed
+    val in = "SELECT f.id FROM est_fact f WHERE f.k IN (SELECT id FROM est_dim WHERE s = '3')"
+    // the analyzed plan still filters by the subquery (Spark's RewriteSubquery batch makes it a join)
+    Seq(in, "SELECT f.id FROM est_fact f WHERE EXISTS (SELECT 1 FROM est_dim d WHERE d.id = f.k AND d.s = '3')").foreach { sql =>
+      val before = new Estimator()(analyzed(sql))
+      assert(before.rows.isEmpty && before.source == Estimator.SubqueryFilter, before)
+    }
+    // a filter Spark cannot estimate without a subquery keeps its own reason
+    val like = new Estimator()(analyzed("SELECT f.id FROM est_fact f WHERE rand() < 0.5"))
+    assert(like.rows.isEmpty && like.source == Estimator.UnestimatedFilter, like)
+    // the optimized plan's semi join is no such filter
+    val after = new Estimator()(spark.sql(in).asInstanceOf[Dataset[_]].queryExecution.optimizedPlan)
+    assert(after.source != Estimator.SubqueryFilter, after)
+    // EagerAggregation's cost guard runs before that rewrite: its decline says why no split is weighed
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try {
+      val plan = spark.sql("SELECT d.s, count(*) FROM est_fact f JOIN est_dim d ON f.k = d.id " +
+        "WHERE f.k IN (SELECT id FROM est_dim WHERE s = '3') GROUP BY d.s").asInstanceOf[Dataset[_]].queryExecution.optimizedPlan
+      val reasons = arrnf.rules.EagerAggregation.reasonsIn(plan)
+      assert(reasons == Seq(s"declined: the pre-aggregate's rows are unknown (${Estimator.SubqueryFilter})"), reasons)
+    } finally spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+  }
+
   test("an aggregate's groups over columns of one table's rows are no more than those rows") {
     sketch("est_fact", "est_dim")
     def groups(sql: String): Cost = program(sql).blocks.last.cost
