@@ -230,8 +230,8 @@ class EstimatorSuite extends ArrnfSparkSuite {
       assert(before.rows.isEmpty && before.source == Estimator.SubqueryFilter, before)
     }
     // a filter Spark cannot estimate without a subquery keeps its own reason
-    val like = new Estimator()(analyzed("SELECT f.id FROM est_fact f WHERE rand() < 0.5"))
-    assert(like.rows.isEmpty && like.source == Estimator.UnestimatedFilter, like)
+    val random = new Estimator()(analyzed("SELECT f.id FROM est_fact f WHERE rand() < 0.5"))
+    assert(random.rows.isEmpty && random.source == Estimator.UnestimatedFilter, random)
     // the optimized plan's semi join is no such filter
     val after = new Estimator()(spark.sql(in).asInstanceOf[Dataset[_]].queryExecution.optimizedPlan)
     assert(after.source != Estimator.SubqueryFilter, after)
