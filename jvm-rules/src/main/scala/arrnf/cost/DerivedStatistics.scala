@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Attribu
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, LeftAnti, LeftOuter, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Expand, Filter, Join, LogicalPlan, Project, Statistics, Window}
+import org.apache.spark.sql.catalyst.trees.TreePattern.{EXISTS_SUBQUERY, IN_SUBQUERY, LIST_SUBQUERY}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.types.{BooleanType, DateType, NumericType, TimestampType}
 
@@ -360,11 +361,9 @@ private[cost] trait DerivedStatistics extends KeptShares {
   val SubqueryFilter = "unknown: a filter by an IN or EXISTS subquery, which Spark makes a semi join only later " +
     "in its optimization"
 
-  /** Whether `condition` tests an IN or EXISTS subquery (a scalar subquery's value is another case). */
-  def bySubquery(condition: Expression): Boolean = condition.exists {
-    case s: SubqueryExpression => !s.isInstanceOf[ScalarSubquery]
-    case _ => false
-  }
+  /** Whether `condition` tests an IN or EXISTS subquery (a scalar subquery's value is another case):
+   *  the expression's tree-pattern bits tell, without a walk. */
+  def bySubquery(condition: Expression): Boolean = condition.containsAnyPattern(IN_SUBQUERY, LIST_SUBQUERY, EXISTS_SUBQUERY)
 
   /**
    * Whether Spark's filter estimation estimates every part of `condition` from `stats` (its
