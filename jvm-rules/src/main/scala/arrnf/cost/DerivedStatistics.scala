@@ -3,9 +3,10 @@ package arrnf.cost
 import scala.util.Try
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeMap, BinaryComparison, Coalesce, DayOfMonth, DayOfWeek, DayOfYear, EqualTo, Equality, ExprId, Expression, GetDateField, GreaterThan, GreaterThanOrEqual, In, InSet, IntegerLiteral, IsNotNull, IsNull, LessThan, LessThanOrEqual, Literal, Month, NamedExpression, Not, Or, Quarter, Rank, RowNumber, ScalarSubquery, SubqueryExpression, WeekDay, WindowExpression, Year}
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, LeftAnti, LeftOuter, LeftSemi}
-import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Expand, Filter, Join, LogicalPlan, Project, Statistics, Window}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Expand, Filter, Join, LeafNode, LogicalPlan, Project, Statistics, Window}
 import org.apache.spark.sql.catalyst.trees.TreePattern.{EXISTS_SUBQUERY, IN_SUBQUERY, LIST_SUBQUERY}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.types.{BooleanType, DateType, NumericType, TimestampType}
@@ -360,6 +361,40 @@ private[cost] trait DerivedStatistics extends KeptShares {
    *  filter); the ArrNF program reads the final plan, where it is that join. */
   val SubqueryFilter = "unknown: a filter by an IN or EXISTS subquery, which Spark makes a semi join only later " +
     "in its optimization"
+
+  /** Why a filter, join or grouping on values the query computes has no estimate: no statistics
+   *  count them, and the sketch pass would not tell them. */
+  val ComputedValues = "unknown: a filter, join or grouping on values the query computes, such as an " +
+    "aggregate's results, whose distinct values no statistics count"
+
+  /**
+   * Why Spark's estimation of `p` gave no rows, its inputs' rows known: columns it needs (a filter's,
+   * a join's, a grouping's) have no distinct counts in its inputs (`counted(a, node)`: the estimate
+   * of `node` counts `a`'s values). Where one of them is a table's column, or computed from one,
+   * without counts: [[NoColumnStatistics]] (the sketch pass or ANALYZE counts them). Where all are
+   * values the query computes from counted columns (an aggregate's or a window's results, as
+   * TPC-H q18's HAVING sum; a join key such as TPC-DS q24's `upper(ca_country)`): [[ComputedValues]].
+   */
+  def withoutCounts(p: LogicalPlan, counted: (Attribute, LogicalPlan) => Boolean): String = Try {
+    // `a`, an output of a child of `n` without counts there: a table's column, or computed from one
+    def fromTable(a: Attribute, n: LogicalPlan): Boolean =
+      n.children.find(_.outputSet.contains(a)).exists(c => !counted(a, c) && (c match {
+        case _: LeafNode => true
+        case _ => c.expressions.collectFirst { case d: Alias if d.exprId == a.exprId => d.child } match {
+          case Some(e) if e.exists(x => x.isInstanceOf[AggregateExpression] || x.isInstanceOf[WindowExpression]) => false
+          case Some(e) => e.references.exists(fromTable(_, c))
+          case None => fromTable(a, c)
+        }
+      }))
+    // and whether it groups or joins by expressions, which Spark's estimation counts no values of
+    val (needed, byExpressions) = p match {
+      case a: Aggregate => (a.groupingExpressions.flatMap(_.references), a.groupingExpressions.exists(!_.isInstanceOf[Attribute]))
+      case ExtractEquiJoinKeys(_, l, r, _, _, _, _, _) => (p.references.toSeq, (l ++ r).exists(!_.isInstanceOf[Attribute]))
+      case _ => (p.references.toSeq, false)
+    }
+    val missing = needed.filterNot(a => p.children.exists(counted(a, _)))
+    if ((missing.nonEmpty || byExpressions) && !missing.exists(fromTable(_, p))) ComputedValues else NoColumnStatistics
+  }.getOrElse(NoColumnStatistics)
 
   /** Whether `condition` tests an IN or EXISTS subquery (a scalar subquery's value is another case):
    *  the expression's tree-pattern bits tell, without a walk. */

@@ -38,7 +38,6 @@ object Estimator extends DerivedStatistics {
   /** Why a join whose keys have statistics has no estimate. */
   val UnestimatedCondition = "unknown: a join condition Spark's estimation does not cover, other than " +
     "equalities of columns"
-
 }
 
 /** Estimated rows of a subtree and where they come from (`unknown` with no rows). */
@@ -135,7 +134,7 @@ final class Estimator {
                 case _ => None
               }
               // Rows known from no statistics below are the plan's own (a global aggregate's one row).
-              note(p, rows, if (rows.isEmpty) unknownBelow(p).getOrElse(NoColumnStatistics)
+              note(p, rows, if (rows.isEmpty) unknownBelow(p).getOrElse(uncounted(p))
                 else kept.getOrElse {
                   val sources = sourcesBelow.getOrElse(p, below)
                   if (sources.isEmpty) PlanShape else "estimate: " + sources.toSeq.sorted.mkString(", ")
@@ -284,7 +283,7 @@ final class Estimator {
               case f: Filter if !sparkEstimates =>
                 val counted = Try(f.condition.references.forall(a => children.head.stats.attributeStats.get(a)
                   .exists(_.distinctCount.isDefined))).getOrElse(false)
-                unknown(if (Estimator.bySubquery(f.condition)) SubqueryFilter else if (counted) UnestimatedFilter else NoColumnStatistics)
+                unknown(if (Estimator.bySubquery(f.condition)) SubqueryFilter else if (counted) UnestimatedFilter else uncounted(f))
               // Spark keeps a semi or anti join's left side: estimated here by key containment, or
               // over a dimension's keys by independence ([[JoinKeys.semiDomain]]).
               case j: Join if Estimator.isSemi(j) => semiOf(j).map(ours).getOrElse(unknown(SemiJoin))
@@ -388,9 +387,13 @@ final class Estimator {
   private val unestimatedJoins = new java.util.IdentityHashMap[Join, Option[String]]()
   private def unestimated(j: Join, children: Seq[LogicalPlan]): Option[String] = {
     if (!unestimatedJoins.containsKey(j)) unestimatedJoins.put(j,
-      Try(Estimator.unestimatedJoin(j, children)).getOrElse(Some(NoColumnStatistics)))
+      Try(Estimator.unestimatedJoin(j, children)).getOrElse(Some(NoColumnStatistics)).map(why => if (why == NoColumnStatistics) uncounted(j) else why))
     unestimatedJoins.get(j)
   }
+
+  // Why Spark's estimation of a node gave no rows ([[Estimator.withoutCounts]]), by the counts its copies carry.
+  private def uncounted(p: LogicalPlan): String = Estimator.withoutCounts(p, (a, at) =>
+    Option(copies.get(at)).exists(_._1.stats.attributeStats.get(a).exists(_.distinctCount.isDefined)))
 
   /** Why the rows of one of `p`'s inputs are unknown, if they are: the first reason below. */
   private def unknownBelow(p: LogicalPlan): Option[String] =

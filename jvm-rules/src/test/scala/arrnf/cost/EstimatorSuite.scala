@@ -245,6 +245,26 @@ class EstimatorSuite extends ArrnfSparkSuite {
     } finally spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
   }
 
+  test("a filter, join or grouping on values the query computes: unknown, and not sent to the sketch pass") {
+    sketch("est_fact", "est_dim")
+    def optimized(sql: String) = new Estimator()(spark.sql(sql).asInstanceOf[Dataset[_]].queryExecution.optimizedPlan)
+    // HAVING on a sum, grouping by a count, joining on an expression: the tables are sketched, the
+    // values are the query's own
+    Seq("SELECT k, sum(id) AS t FROM est_fact GROUP BY k HAVING sum(id) > 1000000",
+      "SELECT c, count(*) FROM (SELECT k, count(*) AS c FROM est_fact GROUP BY k) GROUP BY c",
+      "SELECT f.id FROM est_fact f JOIN est_dim d ON upper(f.s) = d.s").foreach { sql =>
+      val e = optimized(sql)
+      assert(e.rows.isEmpty && e.source == Estimator.ComputedValues, s"$sql: $e")
+    }
+    // the same over a table not sketched: its columns have no counts, and the sketch pass would tell them
+    tableOf("est_unsketched", 1000, "id", "id % 10 AS k", "CAST(id % 10 AS STRING) AS s")
+    Seq("SELECT k, sum(id) AS t FROM est_unsketched GROUP BY k HAVING sum(id) > 1000000",
+      "SELECT f.id FROM est_unsketched f JOIN est_dim d ON upper(f.s) = d.s").foreach { sql =>
+      val e = optimized(sql)
+      assert(e.rows.isEmpty && e.source == Estimator.NoColumnStatistics, s"$sql: $e")
+    }
+  }
+
   test("an aggregate's groups over columns of one table's rows are no more than those rows") {
     sketch("est_fact", "est_dim")
     def groups(sql: String): Cost = program(sql).blocks.last.cost
