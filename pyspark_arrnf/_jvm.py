@@ -5,6 +5,8 @@ Keeping the calls here makes the contract between the two halves one short list 
 """
 from __future__ import annotations
 
+import zlib
+
 from .connect import is_connect, needs_classic
 from .errors import ArrnfError, ArrnfSetupError, first_line
 
@@ -46,6 +48,12 @@ def _api(jvm):
     return api
 
 
+def _joined(pieces) -> str:
+    """The text the JVM sent deflated, in pieces (``Api.jsonPieces``: one socket write each, so that
+    no reply waits for TCP's delayed acknowledgement)."""
+    return zlib.decompress(b"".join(bytes(p) for p in pieces)).decode("utf-8")
+
+
 def java_message(e: BaseException) -> str:
     """The JVM exception's own first line: py4j's first line only names the call."""
     java = getattr(e, "java_exception", None)
@@ -70,7 +78,7 @@ def program_json(spark, df, name: str) -> str:
         return connect.program_json(spark, df, name)
     api = _api(spark._jvm)
     try:
-        return api.json(df._jdf, name)
+        return _joined(api.jsonPieces(df._jdf, name))
     except Exception as e:  # noqa: BLE001 - a py4j error from the JVM side
         raise ArrnfError(f"could not normalize the plan: {java_message(e)}") from None
 
@@ -86,7 +94,7 @@ def measured_json(spark, df, name: str, error: str | None, result_rows: int | No
     The JVM answers ``{"error": ...}`` instead of throwing."""
     api = _api(spark._jvm)
     try:
-        return api.measuredJson(df._jdf, name, error, result_rows)
+        return _joined(api.measuredJsonPieces(df._jdf, name, error, result_rows))
     except Exception as e:  # noqa: BLE001 - a py4j error from the JVM side
         raise ArrnfError(f"could not measure the plan: {java_message(e)}") from None
 
@@ -100,7 +108,7 @@ def stream_json(query, name: str) -> str:
     # A StreamingQuery does not name its session; the JVM of the running context is the one it uses.
     api = _api(SparkContext._jvm)
     try:
-        return api.streamJson(query._jsq, name)
+        return _joined(api.streamJsonPieces(query._jsq, name))
     except Exception as e:  # noqa: BLE001 - a py4j error from the JVM side
         raise ArrnfError(f"could not measure the stream: {java_message(e)}") from None
 

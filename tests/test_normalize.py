@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from pyspark_arrnf import ArrnfError, Program, arrnf
+from pyspark_arrnf import ArrnfError, Program, _jvm, arrnf
 from pyspark_arrnf.data import queries
 from pyspark_arrnf.model import Get, Join, Opaque
 
@@ -140,6 +140,23 @@ def test_every_workload_query_normalizes(spark, tpch_db, tpcds_db, use_db, kind,
               f"{opaque} Opaque terms, {len(failures)} failures")
     assert not failures, failures
     assert opaque == 0
+
+
+def test_programs_reach_python_deflated_in_pieces_of_one_socket_write(spark, tpcds_db, use_db):
+    """The JVM sends a program's JSON deflated, in pieces (``Api.jsonPieces``) small enough for one
+    write of py4j's socket each: a reply of more than 8 KB waited 40 ms for TCP's delayed
+    acknowledgement. Joined, the pieces are the JSON itself: q3's in one piece, q64's 160 KB in several."""
+    use_db("tpcds")
+    api = spark._jvm.arrnf.Api
+    for name, several in (("q3", False), ("q64", True)):
+        df = spark.sql(queries("tpcds")[name])
+        text = api.json(df._jdf, name)
+        assert len(text.encode()) > 8192  # as one reply, more than one write
+        pieces = api.jsonPieces(df._jdf, name)
+        sizes = [len(bytes(p)) for p in pieces]
+        assert all(0 < n <= api.PieceBytes() for n in sizes) and (len(sizes) > 1) == several, sizes
+        assert _jvm._joined(pieces) == text
+        assert arrnf(df, name=name).to_dict() == Program.from_dict(json.loads(text)).to_dict()
 
 
 def test_str_is_the_jvm_text_form(spark, tpcds_db, use_db):
