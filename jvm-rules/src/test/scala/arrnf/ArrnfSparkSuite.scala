@@ -40,6 +40,13 @@ trait ArrnfSparkSuite extends AnyFunSuite with BeforeAndAfterAll {
     try body finally before.fold(spark.conf.unset(ArrnfConf.Enabled))(spark.conf.set(ArrnfConf.Enabled, _))
   }
 
+  /** Runs `body` with the session settings `kv`, each put back as it was after (unset if it was). */
+  def withConf[T](kv: (String, String)*)(body: => T): T = {
+    val before = kv.map { case (k, _) => k -> spark.conf.getOption(k) }
+    kv.foreach { case (k, v) => spark.conf.set(k, v) }
+    try body finally before.foreach { case (k, v) => v.fold(spark.conf.unset(k))(spark.conf.set(k, _)) }
+  }
+
   /** The optimized plan and the rows of `sql`, planned and run with the rewrites on or off. */
   def run(sql: String, enabled: Boolean): (LogicalPlan, Seq[Row]) = withArrnf(enabled) {
     val df: DataFrame = spark.sql(sql)

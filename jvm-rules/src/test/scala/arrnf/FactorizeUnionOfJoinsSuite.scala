@@ -19,11 +19,6 @@ class FactorizeUnionOfJoinsSuite extends ArrnfSparkSuite {
     spark.range(0, 300).selectExpr("id AS c", "id % 11 AS cv").createOrReplaceTempView("fc")
   }
 
-  private def withConf[T](kv: (String, String)*)(body: => T): T = {
-    val before = kv.map { case (k, _) => k -> spark.conf.getOption(k) }
-    kv.foreach { case (k, v) => spark.conf.set(k, v) }
-    try body finally before.foreach { case (k, v) => v.fold(spark.conf.unset(k))(spark.conf.set(k, _)) }
-  }
   // The shape tests are about the law, not the cost guard: any saving will do (the guard has its own tests).
   private def shuffleJoins[T](body: => T): T =
     withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1", ArrnfConf.FactorizeMinSaving -> "0")(body)

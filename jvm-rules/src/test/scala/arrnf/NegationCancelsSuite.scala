@@ -74,10 +74,7 @@ class NegationCancelsSuite extends ArrnfSparkSuite with RingTestSupport {
 
   // ---- soundness: the law only where it holds (issue 23) ----------------------------------------
 
-  private def withAnsi[T](on: Boolean)(body: => T): T = {
-    spark.conf.set("spark.sql.ansi.enabled", on.toString)
-    try body finally spark.conf.unset("spark.sql.ansi.enabled")
-  }
+  private def withAnsi[T](on: Boolean)(body: => T): T = withConf("spark.sql.ansi.enabled" -> on.toString)(body)
 
   /** Rows, or the error's condition, with the rewrites on and off: they must be the same. */
   private def sameOutcome(sql: String): (Either[String, Seq[String]], LogicalPlan) = {

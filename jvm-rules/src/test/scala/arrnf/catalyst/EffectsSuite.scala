@@ -15,10 +15,7 @@ class EffectsSuite extends ArrnfSparkSuite {
       "make_ym_interval(0, cast(id as int)) as ym from range(5)")
   }
 
-  private def withAnsi[T](on: Boolean)(body: => T): T = {
-    spark.conf.set("spark.sql.ansi.enabled", on.toString)
-    try body finally spark.conf.unset("spark.sql.ansi.enabled")
-  }
+  private def withAnsi[T](on: Boolean)(body: => T): T = withConf("spark.sql.ansi.enabled" -> on.toString)(body)
 
   /** The analyzed expression `e` over the view `e` (ANSI is fixed when the query is analyzed). */
   private def expr(e: String): Expression =

@@ -236,13 +236,12 @@ class EstimatorSuite extends ArrnfSparkSuite {
     val after = new Estimator()(spark.sql(in).asInstanceOf[Dataset[_]].queryExecution.optimizedPlan)
     assert(after.source != Estimator.SubqueryFilter, after)
     // EagerAggregation's cost guard runs before that rewrite: its decline says why no split is weighed
-    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
-    try {
+    withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") {
       val plan = spark.sql("SELECT d.s, count(*) FROM est_fact f JOIN est_dim d ON f.k = d.id " +
         "WHERE f.k IN (SELECT id FROM est_dim WHERE s = '3') GROUP BY d.s").asInstanceOf[Dataset[_]].queryExecution.optimizedPlan
       val reasons = arrnf.rules.EagerAggregation.reasonsIn(plan)
       assert(reasons == Seq(s"declined: the pre-aggregate's rows are unknown (${Estimator.SubqueryFilter})"), reasons)
-    } finally spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+    }
   }
 
   test("a filter, join or grouping on values the query computes: unknown, and not sent to the sketch pass") {
@@ -641,16 +640,14 @@ class EstimatorSuite extends ArrnfSparkSuite {
   test("explaining stays cheap: a relation with more unread footers than maxFooterFiles gets none read") {
     spark.range(0, 300, 1, 3).selectExpr("id", "id % 10 AS k").write.mode("overwrite").parquet(s"$dir/est_many")
     spark.read.parquet(s"$dir/est_many").createOrReplaceTempView("est_many")
-    val key = "spark.arrnf.statistics.maxFooterFiles"
-    spark.conf.set(key, "2")
-    try {
+    val fewFooters = "spark.arrnf.statistics.maxFooterFiles" -> "2"
+    withConf(fewFooters) {
       val c = joinInput("est_many")
       assert(c.rows.isEmpty && c.source == "unknown: its Parquet footers were not read: 3 files, more than " +
         "spark.arrnf.statistics.maxFooterFiles (2)", c)
-    } finally spark.conf.unset(key)
+    }
     assert(joinInput("est_many").rows.contains(300L))
-    spark.conf.set(key, "2") // footers read once are free
-    try assert(joinInput("est_many").rows.contains(300L)) finally spark.conf.unset(key)
+    withConf(fewFooters)(assert(joinInput("est_many").rows.contains(300L))) // footers read once are free
   }
 
   test("catalog statistics (ANALYZE TABLE) are used and labelled as such") {

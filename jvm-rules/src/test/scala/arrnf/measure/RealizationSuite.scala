@@ -8,12 +8,8 @@ import arrnf.normalize.Arrnf
 
 /** Each block says what Spark builds for it in the plan Spark chose, and nothing where Spark builds nothing. */
 class RealizationSuite extends ArrnfSparkSuite {
-  private def program(sql: String, conf: (String, String)*): ArrnfProgram = {
-    val before = conf.map { case (k, _) => k -> spark.conf.getOption(k) }
-    conf.foreach { case (k, v) => spark.conf.set(k, v) }
-    try Arrnf.ofDataset(spark.sql(sql).asInstanceOf[Dataset[_]], "q")
-    finally before.foreach { case (k, v) => v.fold(spark.conf.unset(k))(spark.conf.set(k, _)) }
-  }
+  private def program(sql: String, conf: (String, String)*): ArrnfProgram =
+    withConf(conf: _*)(Arrnf.ofDataset(spark.sql(sql).asInstanceOf[Dataset[_]], "q"))
   private def whats(b: Block): Seq[String] = b.realization.get.map(_.what)
   private def arranged(p: ArrnfProgram): Seq[Block] = p.blocks.filter(_.head.exists(_.kind == HeadKind.ArrangeBy))
 
