@@ -19,13 +19,7 @@ import arrnf.stats.Sketches
  * joins) and the tests of where it would guess ([[KeptShares]]: what a share of the rows keeps).
  * Mixed into `object Estimator`, whose names callers use.
  */
-private[cost] trait DerivedStatistics extends KeptShares {
-  /** Why Spark's estimation gave no rows above inputs whose rows are known. */
-  val NoColumnStatistics: String
-
-  /** Why a join whose keys have statistics has no estimate. */
-  val UnestimatedCondition: String
-
+private[cost] trait DerivedStatistics extends KeptShares with Sources {
   /**
    * Column statistics of an Expand's output (ROLLUP, CUBE, GROUPING SETS), which Spark does not
    * derive: a column that is one input column in some projections and NULL in the others keeps that
@@ -323,8 +317,11 @@ private[cost] trait DerivedStatistics extends KeptShares {
    * ANDs of such tests: TPC-DS q49's `return_rank <= 10 OR currency_rank <= 10`), which Spark's
    * optimizer makes a rank limit only for one test and Spark's estimation does not estimate: k rows
    * per partition of its window, partitions counted in `in`, the filter's input (ties of `rank` may
-   * add a few); an OR the sum of its sides, an AND the fewer; never more than `in`'s rows. None
-   * where a part tests anything else, or a window's partitions are not counted.
+   * add a few); an OR the sum of its sides, an AND the fewer; never more than `in`'s rows. A window
+   * of one partition keeps k rows also where `in`'s rows are unknown (TPC-DS q49's ten best items by
+   * a ratio the query computes). A NULL test not counted beside the ranks keeps no more than its
+   * input: the ranks' rows (q44's). None where a part tests anything else, or a window's partitions
+   * are not counted.
    */
   def rankKept(f: Filter, in: Statistics): Option[BigInt] = {
     // The ranks computed below the filter, by their column (through projections, filters and windows).
@@ -337,14 +334,22 @@ private[cost] trait DerivedStatistics extends KeptShares {
       case _ => Map.empty
     }
     lazy val rankOf = ranks(f.child)
-    def limit(a: Attribute, k: BigInt): Option[BigInt] = for {
-      w <- rankOf.get(a.exprId)
-      n <- if (w.partitionSpec.isEmpty) Some(BigInt(1)) else GroupBound.partitions(w.partitionSpec, in)
-      rows <- in.rowCount
-    } yield (n * k.max(0)).min(rows)
+    def limit(a: Attribute, k: BigInt): Option[BigInt] = rankOf.get(a.exprId).flatMap { w =>
+      if (w.partitionSpec.isEmpty) Some(in.rowCount.fold(k.max(0))(_.min(k.max(0))))
+      else for (n <- GroupBound.partitions(w.partitionSpec, in); rows <- in.rowCount) yield (n * k.max(0)).min(rows)
+    }
+    def nullTest(c: Expression): Boolean = c match {
+      case And(l, r) => nullTest(l) && nullTest(r)
+      case _ => c.isInstanceOf[IsNotNull]
+    }
     def kept(c: Expression): Option[BigInt] = c match {
-      case And(l, r) => for (x <- kept(l); y <- kept(r)) yield x.min(y)
-      case Or(l, r) => for (x <- kept(l); y <- kept(r); rows <- in.rowCount) yield (x + y).min(rows)
+      case And(l, r) => (kept(l), kept(r)) match {
+        case (Some(x), Some(y)) => Some(x.min(y))
+        case (None, y) if nullTest(l) => y
+        case (x, None) if nullTest(r) => x
+        case _ => None
+      }
+      case Or(l, r) => for (x <- kept(l); y <- kept(r)) yield in.rowCount.fold(x + y)(_.min(x + y))
       case IsNotNull(a: Attribute) if rankOf.contains(a.exprId) => in.rowCount
       case IsNotNull(a: Attribute) => for (rows <- in.rowCount; nulls <- in.attributeStats.get(a).flatMap(_.nullCount)) yield (rows - nulls).max(0)
       case LessThanOrEqual(a: Attribute, IntegerLiteral(k)) => limit(a, k)
@@ -355,17 +360,6 @@ private[cost] trait DerivedStatistics extends KeptShares {
     }
     kept(f.condition)
   }
-
-  /** Why a filter by an IN or EXISTS subquery has no estimate: Spark's optimizer makes it a semi join
-   *  only after the rules that run before join reordering (EagerAggregation's cost guard sees it as a
-   *  filter); the ArrNF program reads the final plan, where it is that join. */
-  val SubqueryFilter = "unknown: a filter by an IN or EXISTS subquery, which Spark makes a semi join only later " +
-    "in its optimization"
-
-  /** Why a filter, join or grouping on values the query computes has no estimate: no statistics
-   *  count them, and the sketch pass would not tell them. */
-  val ComputedValues = "unknown: a filter, join or grouping on values the query computes, such as an " +
-    "aggregate's results, whose distinct values no statistics count"
 
   /**
    * Why Spark's estimation of `p` gave no rows, its inputs' rows known: columns it needs (a filter's,

@@ -19,25 +19,6 @@ object Estimator extends DerivedStatistics {
   /** Nanoseconds spent estimating in this JVM (statistics and Spark's estimation): what the
    *  statistics add to explaining a plan, read by bench/accuracy.py. */
   def nanos(): Long = spent.get
-
-  /** Why Spark's estimation gave no rows above inputs whose rows are known. */
-  val NoColumnStatistics = "unknown: no distinct counts for its filter, join or grouping columns; " +
-    "take the sketch pass or ANALYZE TABLE ... FOR ALL COLUMNS"
-
-  /** Why a filter whose columns have statistics has no estimate. */
-  val UnestimatedFilter = "unknown: a filter Spark's estimation does not cover, such as LIKE, functions or " +
-    "expressions of columns"
-
-  /** The source of rows Spark knows from the plan alone. */
-  val PlanShape = "estimate: the plan's shape, such as a global aggregate's one row or a limit"
-
-  /** Why a semi or anti join has no estimate. */
-  val SemiJoin = "unknown: a semi or anti join without distinct counts of its keys on both sides, or with a " +
-    "condition other than equalities of columns"
-
-  /** Why a join whose keys have statistics has no estimate. */
-  val UnestimatedCondition = "unknown: a join condition Spark's estimation does not cover, other than " +
-    "equalities of columns"
 }
 
 /** Estimated rows of a subtree and where they come from (`unknown` with no rows). */
@@ -274,8 +255,11 @@ final class Estimator {
               // An equality to a scalar subquery's one value: as to one value of the column's.
               case _: Filter if !sparkEstimates && subqueryValues.isDefined =>
                 sampled(subqueryValues.get, Estimator.valueTested(subqueryValues.get.condition), children)
-              // Tests of ranks (Estimator.rankKept): k rows per window partition.
-              case _: Filter if !sparkEstimates && ranked.isDefined => keeping(ranked.get)
+              // Tests of ranks (Estimator.rankKept): k rows per window partition; of one partition
+              // whose rows are unknown, k rows, as a LIMIT's (the plan's shape).
+              case _: Filter if !sparkEstimates && ranked.isDefined =>
+                if (!in.exists(_.rowCount.isDefined)) sourcesBelow.put(p, Set.empty)
+                keeping(ranked.get)
               // A left outer join's unmatched rows: its anti join's.
               case _: Filter if !sparkEstimates && unmatched.isDefined => ours(unmatched.get.copy(sizeInBytes = size))
               case _: Filter if !sparkEstimates && existence.isDefined => keeping(existence.get)
@@ -387,11 +371,11 @@ final class Estimator {
   private val unestimatedJoins = new java.util.IdentityHashMap[Join, Option[String]]()
   private def unestimated(j: Join, children: Seq[LogicalPlan]): Option[String] = {
     if (!unestimatedJoins.containsKey(j)) unestimatedJoins.put(j,
-      Try(Estimator.unestimatedJoin(j, children)).getOrElse(Some(NoColumnStatistics)).map(why => if (why == NoColumnStatistics) uncounted(j) else why))
+      Try(Estimator.unestimatedJoin(j, children)).getOrElse(Some(NoColumnStatistics)).map(w => if (w == NoColumnStatistics) uncounted(j) else w))
     unestimatedJoins.get(j)
   }
 
-  // Why Spark's estimation of a node gave no rows ([[Estimator.withoutCounts]]), by the counts its copies carry.
+  // Why Spark's estimation of `p` gave no rows ([[Estimator.withoutCounts]]), from its copies' counts.
   private def uncounted(p: LogicalPlan): String = Estimator.withoutCounts(p, (a, at) =>
     Option(copies.get(at)).exists(_._1.stats.attributeStats.get(a).exists(_.distinctCount.isDefined)))
 

@@ -599,6 +599,22 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(other.exists(_.rows.isEmpty), other)
   }
 
+  test("ranks over one window partition whose rows are unknown: k rows, also beside an uncounted NULL test") {
+    sketch("est_fact")
+    def optimized(sql: String) = new Estimator()(spark.sql(sql).asInstanceOf[Dataset[_]].queryExecution.optimizedPlan)
+    // the windows read a HAVING's groups, whose rows are unknown; an OR Spark does not make a rank limit
+    val having = "SELECT k, sum(id) AS t FROM est_fact GROUP BY k HAVING sum(id) > 1990000"
+    val either = s"""SELECT k FROM (SELECT k, t, rank() OVER (ORDER BY t) AS r1, row_number() OVER (ORDER BY k DESC) AS r2
+      FROM ($having)) WHERE r1 <= 3 OR r2 < 3"""
+    assert(spark.sql(either).count() == 5)
+    val e = optimized(either)
+    assert(e.rows.contains(BigInt(5)) && e.source == Estimator.PlanShape, e)
+    // Spark's rank limit keeps 3 rows; the filter above it also tests t IS NOT NULL, t a sum with no NULL count
+    val best = s"SELECT k FROM (SELECT k, t, row_number() OVER (ORDER BY t DESC) AS r FROM ($having)) WHERE r <= 3 AND t IS NOT NULL"
+    assert(spark.sql(best).count() == 3)
+    assert(optimized(best).rows.contains(BigInt(3)), optimized(best))
+  }
+
   test("a sketch taken before the files changed is stale: not used, and the source says why") {
     table("est_change", 1000, 10)
     sketch("est_change")

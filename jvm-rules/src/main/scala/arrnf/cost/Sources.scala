@@ -1,0 +1,38 @@
+package arrnf.cost
+
+/**
+ * The sources [[Estimator]] names where Spark's estimation names none: the plan's shape, and why
+ * rows are unknown (the `unknown: …` reasons a block prints, docs/arrnf-json.md). Mixed into
+ * `object Estimator`, whose names callers use.
+ */
+private[cost] trait Sources {
+  /** Why Spark's estimation gave no rows above inputs whose rows are known. */
+  val NoColumnStatistics = "unknown: no distinct counts for its filter, join or grouping columns; " +
+    "take the sketch pass or ANALYZE TABLE ... FOR ALL COLUMNS"
+
+  /** Why a filter whose columns have statistics has no estimate. */
+  val UnestimatedFilter = "unknown: a filter Spark's estimation does not cover, such as LIKE, functions or " +
+    "expressions of columns"
+
+  /** The source of rows Spark knows from the plan alone. */
+  val PlanShape = "estimate: the plan's shape, such as a global aggregate's one row or a limit"
+
+  /** Why a semi or anti join has no estimate. */
+  val SemiJoin = "unknown: a semi or anti join without distinct counts of its keys on both sides, or with a " +
+    "condition other than equalities of columns"
+
+  /** Why a join whose keys have statistics has no estimate. */
+  val UnestimatedCondition = "unknown: a join condition Spark's estimation does not cover, other than " +
+    "equalities of columns"
+
+  /** Why a filter by an IN or EXISTS subquery has no estimate: Spark's optimizer makes it a semi join
+   *  only after the rules that run before join reordering (EagerAggregation's cost guard sees it as a
+   *  filter); the ArrNF program reads the final plan, where it is that join. */
+  val SubqueryFilter = "unknown: a filter by an IN or EXISTS subquery, which Spark makes a semi join only later " +
+    "in its optimization"
+
+  /** Why a filter, join or grouping on values the query computes has no estimate: no statistics
+   *  count them, and the sketch pass would not tell them. */
+  val ComputedValues = "unknown: a filter, join or grouping on values the query computes, such as an " +
+    "aggregate's results, whose distinct values no statistics count"
+}
