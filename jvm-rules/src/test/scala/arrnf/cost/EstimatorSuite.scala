@@ -28,6 +28,8 @@ class EstimatorSuite extends ArrnfSparkSuite {
     tables.map(t => Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], t))
 
   private def program(sql: String): ArrnfProgram = Arrnf.ofDataset(spark.sql(sql).asInstanceOf[Dataset[_]], "q")
+  /** The estimate of `sql`'s optimized plan, its root's. */
+  private def estimateOf(sql: String): Estimate = new Estimator()(spark.sql(sql).asInstanceOf[Dataset[_]].queryExecution.optimizedPlan)
   private def arranged(p: ArrnfProgram): Seq[Block] = p.blocks.filter(_.head.exists(_.kind == HeadKind.ArrangeBy))
 
   override def afterAll(): Unit = {
@@ -233,7 +235,7 @@ class EstimatorSuite extends ArrnfSparkSuite {
     val random = new Estimator()(analyzed("SELECT f.id FROM est_fact f WHERE rand() < 0.5"))
     assert(random.rows.isEmpty && random.source == Estimator.UnestimatedFilter, random)
     // the optimized plan's semi join is no such filter
-    val after = new Estimator()(spark.sql(in).asInstanceOf[Dataset[_]].queryExecution.optimizedPlan)
+    val after = estimateOf(in)
     assert(after.source != Estimator.SubqueryFilter, after)
     // EagerAggregation's cost guard runs before that rewrite: its decline says why no split is weighed
     withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") {
@@ -246,20 +248,19 @@ class EstimatorSuite extends ArrnfSparkSuite {
 
   test("a filter, join or grouping on values the query computes: unknown, and not sent to the sketch pass") {
     sketch("est_fact", "est_dim")
-    def optimized(sql: String) = new Estimator()(spark.sql(sql).asInstanceOf[Dataset[_]].queryExecution.optimizedPlan)
     // HAVING on a sum, grouping by a count, joining on an expression: the tables are sketched, the
     // values are the query's own
     Seq("SELECT k, sum(id) AS t FROM est_fact GROUP BY k HAVING sum(id) > 1000000",
       "SELECT c, count(*) FROM (SELECT k, count(*) AS c FROM est_fact GROUP BY k) GROUP BY c",
       "SELECT f.id FROM est_fact f JOIN est_dim d ON upper(f.s) = d.s").foreach { sql =>
-      val e = optimized(sql)
+      val e = estimateOf(sql)
       assert(e.rows.isEmpty && e.source == Estimator.ComputedValues, s"$sql: $e")
     }
     // the same over a table not sketched: its columns have no counts, and the sketch pass would tell them
     tableOf("est_unsketched", 1000, "id", "id % 10 AS k", "CAST(id % 10 AS STRING) AS s")
     Seq("SELECT k, sum(id) AS t FROM est_unsketched GROUP BY k HAVING sum(id) > 1000000",
       "SELECT f.id FROM est_unsketched f JOIN est_dim d ON upper(f.s) = d.s").foreach { sql =>
-      val e = optimized(sql)
+      val e = estimateOf(sql)
       assert(e.rows.isEmpty && e.source == Estimator.NoColumnStatistics, s"$sql: $e")
     }
   }
@@ -601,18 +602,17 @@ class EstimatorSuite extends ArrnfSparkSuite {
 
   test("ranks over one window partition whose rows are unknown: k rows, also beside an uncounted NULL test") {
     sketch("est_fact")
-    def optimized(sql: String) = new Estimator()(spark.sql(sql).asInstanceOf[Dataset[_]].queryExecution.optimizedPlan)
     // the windows read a HAVING's groups, whose rows are unknown; an OR Spark does not make a rank limit
     val having = "SELECT k, sum(id) AS t FROM est_fact GROUP BY k HAVING sum(id) > 1990000"
     val either = s"""SELECT k FROM (SELECT k, t, rank() OVER (ORDER BY t) AS r1, row_number() OVER (ORDER BY k DESC) AS r2
       FROM ($having)) WHERE r1 <= 3 OR r2 < 3"""
     assert(spark.sql(either).count() == 5)
-    val e = optimized(either)
+    val e = estimateOf(either)
     assert(e.rows.contains(BigInt(5)) && e.source == Estimator.PlanShape, e)
     // Spark's rank limit keeps 3 rows; the filter above it also tests t IS NOT NULL, t a sum with no NULL count
     val best = s"SELECT k FROM (SELECT k, t, row_number() OVER (ORDER BY t DESC) AS r FROM ($having)) WHERE r <= 3 AND t IS NOT NULL"
     assert(spark.sql(best).count() == 3)
-    assert(optimized(best).rows.contains(BigInt(3)), optimized(best))
+    assert(estimateOf(best).rows.contains(BigInt(3)), estimateOf(best))
   }
 
   test("a sketch taken before the files changed is stale: not used, and the source says why") {
