@@ -338,10 +338,7 @@ private[cost] trait DerivedStatistics extends KeptShares with Sources {
       if (w.partitionSpec.isEmpty) Some(in.rowCount.fold(k.max(0))(_.min(k.max(0))))
       else for (n <- GroupBound.partitions(w.partitionSpec, in); rows <- in.rowCount) yield (n * k.max(0)).min(rows)
     }
-    def nullTest(c: Expression): Boolean = c match {
-      case And(l, r) => nullTest(l) && nullTest(r)
-      case _ => c.isInstanceOf[IsNotNull]
-    }
+    def nullTest(c: Expression): Boolean = splitConjunctivePredicates(c).forall(_.isInstanceOf[IsNotNull])
     def kept(c: Expression): Option[BigInt] = c match {
       case And(l, r) => (kept(l), kept(r)) match {
         case (Some(x), Some(y)) => Some(x.min(y))

@@ -52,7 +52,7 @@ class EagerAggregationAvgDistinctSuite extends EagerAggregationPlanTest {
     fires {
       declines(over(avg(y)), Some("averages bigint"))
       declines(over(avg(w)), Some("averages double"))
-      val wide = LocalRelation($"wk".int, $"wd".decimal(12, 2))
+      val wide = Table($"wk".int, $"wd".decimal(12, 2))
       declines(wide.join(dim, Inner, Some(wide.output.head === dk)).groupBy(g)(g, avg(wide.output(1)).as("v")),
         Some("averages decimal(12,2)"))
       declines(over(AggregateExpression(Average(x, EvalMode.TRY), Complete, isDistinct = false)), Some("is try_avg"))

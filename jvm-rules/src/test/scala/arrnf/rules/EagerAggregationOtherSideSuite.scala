@@ -49,7 +49,7 @@ class EagerAggregationOtherSideSuite extends EagerAggregationPlanTest {
         Aggregate(Seq(fk, y), Seq(fk, y, sx, n, lo, as, ac, sp), fact).join(other, Inner, Some(fk === dk)))
       comparePlans(optimized, expected)
       assertSameTypedOutput(optimized, input)
-      assert(EagerAggregation.reasonsIn(optimized).exists(_.contains("and LocalRelation by [dk, g] (counting its rows")))
+      assert(EagerAggregation.reasonsIn(optimized).exists(_.contains("and Table by [dk, g] (counting its rows")))
     }
   }
 
@@ -87,7 +87,7 @@ class EagerAggregationOtherSideSuite extends EagerAggregationPlanTest {
 
   test("always, but a collated grouping column on the other side: only R is aggregated") {
     always {
-      val lcase = LocalRelation($"lk".int, AttributeReference("lname", StringType("UTF8_LCASE"))())
+      val lcase = Table($"lk".int, AttributeReference("lname", StringType("UTF8_LCASE"))())
       val Seq(lk, lname) = lcase.output
       val input = fact.join(lcase, Inner, Some(fk === lk)).groupBy(lname)(lname, sum(x).as("sx"))
       val sx = part(Sum(x, ansi), "arrnf_sum")
@@ -123,9 +123,9 @@ class EagerAggregationOtherSideSuite extends EagerAggregationPlanTest {
       // item ⋈ sales makes fewer rows (1,000) than item ⋈ inventory (2,000), and that split's joins
       // and aggregates make the fewest (1,120, inventory aggregated by its key), but it reads
       // sales' 100,000 rows in a join
-      val item = LocalRelation($"ik".int, $"ig".string)
-      val inv = LocalRelation($"inv_k".int, $"inv_q".int)
-      val sold = LocalRelation($"sold_k".int, $"sold_q".int)
+      val item = Table($"ik".int, $"ig".string)
+      val inv = Table($"inv_k".int, $"inv_q".int)
+      val sold = Table($"sold_k".int, $"sold_q".int)
       val Seq(ik, ig) = item.output
       val Seq(invK, _) = inv.output
       val Seq(soldK, _) = sold.output

@@ -30,21 +30,34 @@ private[rules] final case class EagerStatsLeaf(output: Seq[Attribute], rows: Big
     })))
 }
 
+/**
+ * A table of unknown rows, as a file relation is to Spark (no `maxRows`), with an empty local
+ * relation's size. The suites' inputs: an empty `LocalRelation` has no rows, and the rule leaves an
+ * aggregate over a join with an empty input to Spark's PropagateEmptyRelation.
+ */
+private[rules] final case class Table(output: Seq[Attribute]) extends LeafNode {
+  override def computeStats(): Statistics = LocalRelation(output).computeStats()
+}
+
+private[rules] object Table {
+  def apply(first: Attribute, rest: Attribute*): Table = Table(first +: rest)
+}
+
 /** The relations and helpers the eager aggregation plan suites share. */
 trait EagerAggregationPlanTest extends RulePlanTest {
 
   // The aggregated side R (a fact table) and the other side S (a dimension).
-  protected val fact = LocalRelation($"fk".int, $"x".int, $"p".decimal(7, 2), $"y".long, $"w".double)
+  protected val fact = Table($"fk".int, $"x".int, $"p".decimal(7, 2), $"y".long, $"w".double)
   protected val Seq(fk, x, p, y, w) = (fact.output: @unchecked)
-  protected val dim = LocalRelation($"dk".int, $"g".string)
+  protected val dim = Table($"dk".int, $"g".string)
   protected val Seq(dk, g) = (dim.output: @unchecked)
 
   // A star: sales joined to two dimensions.
-  protected val sales = LocalRelation($"s_d1".int, $"s_d2".int, $"amount".int)
+  protected val sales = Table($"s_d1".int, $"s_d2".int, $"amount".int)
   protected val Seq(s1, s2, amount) = (sales.output: @unchecked)
-  protected val d1 = LocalRelation($"k1".int, $"a".string)
+  protected val d1 = Table($"k1".int, $"a".string)
   protected val Seq(k1, a) = (d1.output: @unchecked)
-  protected val d2 = LocalRelation($"k2".int, $"b".string)
+  protected val d2 = Table($"k2".int, $"b".string)
   protected val Seq(k2, b) = (d2.output: @unchecked)
 
   /** The star with statistics: sales' 1000 rows (`salesD1` distinct s_d1, 5 distinct s_d2), d1's
