@@ -181,12 +181,10 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     Some(estimator(a.child)).filter(_.rows.isEmpty).map(e => s"the pre-aggregate's rows are unknown (${e.source})")
 
   /** Every split of `graph`'s inputs for which the law holds, or why there is none; `readKnown`
-   *  (whether the rows the aggregate reads are estimated) is asked, where splits are weighed by
-   *  cost, just before they are built. */
+   *  (whether the rows read now are estimated) is asked just before splits weighed by cost are built. */
   private def holds(a: Aggregate, graph: JoinGraph, readKnown: => Either[String, Unit]): Either[String, Seq[Split]] = {
     val group = a.groupingExpressions.collect { case g: Attribute => g }
-    val aggs = a.aggregateExpressions.flatMap(_.collect { case ae: AggregateExpression => ae })
-      .distinctBy(_.canonicalized)
+    val aggs = a.aggregateExpressions.flatMap(_.collect { case ae: AggregateExpression => ae }).distinctBy(_.canonicalized)
     // R holds what the split functions read; a DISTINCT one reads its values above the join.
     val read = graph.inputsOf(AttributeSet(aggs.filterNot(_.isDistinct).flatMap(_.aggregateFunction.references)))
     val all = graph.inputs.indices
@@ -194,9 +192,8 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     val cost = ArrnfConf.eagerOtherSide() != "always" && ArrnfConf.eagerMinReduction() != 0
     lazy val broadcast = all.map(i => !read.contains(i) && broadcastable(graph.inputs(i)))
     // Only the splits [[choose]] may take are built (building each costs two plans): those joining
-    // some input Spark would not broadcast after R; every one where the other side may be
-    // aggregated regardless (always) or nothing is estimated (minReduction 0).
-    // (R always holds what is read: those inputs' sizes are not asked for.)
+    // some input Spark would not broadcast after R (R holds what is read: those inputs' sizes are not
+    // asked for); every one where the other side is aggregated always or minReduction is 0.
     lazy val worth = rs.filterNot(r => all.diff(r).forall(broadcast))
     for {
       _ <- check(group.size == a.groupingExpressions.size, "it groups by expressions, not columns")
