@@ -148,14 +148,14 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
 
   private def push(a: Aggregate, estimator: => Estimator): Option[LogicalPlan] = JoinGraph.of(a.child).flatMap { graph =>
     // Said before the law is checked (what most plans cost the rule): an empty input (removed later by
-    // PropagateEmptyRelation: 12 of TPC-DS q4's 18 aggregates); no distinct counts, so nothing estimable.
-    val estimable = check(!graph.inputs.exists(_.maxRows.contains(0L)), EmptyInput).flatMap(_ =>
+    // PropagateEmptyRelation: 12 of TPC-DS q4's 18 aggregates); no distinct counts, so nothing to weigh.
+    val weighable = check(!graph.inputs.exists(_.maxRows.contains(0L)), EmptyInput).flatMap(_ =>
       check(ArrnfConf.eagerMinReduction() == 0 || estimator.hasColumnStatistics(a.child),
         Estimator.NoColumnStatistics.replaceFirst("^unknown: ", "the pre-aggregate's rows are unknown: ")))
     // Without the rows the aggregate reads now no split can be weighed: found out before the splits
     // are built (TPC-DS q6, q32, q54 and q92 with default broadcast built every split first).
     def readKnown = unknownRead(a, estimator).map(Left(_)).getOrElse(Right(()))
-    estimable.flatMap(_ => holds(a, graph, readKnown)).flatMap(choose(a, graph, _, estimator)) match {
+    weighable.flatMap(_ => holds(a, graph, readKnown)).flatMap(choose(a, graph, _, estimator)) match {
       case Right((s, reason)) =>
         val outer = a.copy(
           aggregateExpressions = a.aggregateExpressions.map(_.transformUp {

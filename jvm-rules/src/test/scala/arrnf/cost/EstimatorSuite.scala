@@ -312,6 +312,25 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(agreed.rows.exists(r => r >= 90 && r <= 110) && agreed.source == "estimate: file metadata, sketch", agreed)
   }
 
+  test("a filter whose whole share the sample cannot tell: the tests the sample refutes by its share, the others by Spark's") {
+    // 20,000 rows: prices 0-99, but 3% of them 500-999 (Spark spreads the rows evenly over 0-999:
+    // half of them in 500-999); 1,000 makers, independent of the price (TPC-DS q82's items)
+    tableOf("est_prices", 20000, "id", "IF(id % 100 < 3, 500 + id % 500, id % 100) AS price", "pmod(hash(id), 1000) AS maker")
+    sketch("est_prices")
+    def kept(condition: String): Cost = filterKept("est_prices", "maker", condition)
+    val both = "price BETWEEN 500 AND 999 AND maker IN (1, 2, 3, 4, 5, 6, 7, 8)"
+    val measured = spark.sql(s"SELECT count(*) FROM est_prices WHERE $both").head().getLong(0)
+    // about 0.5 of the 2,000 sampled rows pass both tests, too few to tell: the makers' rows by
+    // Spark (8 of 1,000: 160), times the price test's share of the sample (about 60 of 2,000);
+    // Spark's own estimate: 80 rows
+    val rare = kept(both)
+    assert(measured >= 2 && measured <= 10, measured)
+    assert(rare.rows.exists(r => r >= 2 && r <= 10) && rare.source == "estimate: file metadata, sketch, sample", rare)
+    // where the sample agrees with Spark's share of each test, Spark's estimate stands (80 rows)
+    val agreed = kept("t.id < 10000 AND maker IN (1, 2, 3, 4, 5, 6, 7, 8)")
+    assert(agreed.rows.exists(r => r >= 60 && r <= 100) && agreed.source == "estimate: file metadata, sketch", agreed)
+  }
+
   test("columns that determine one another: their combinations in the sample, not the product of their distinct counts") {
     // 20,000 rows: 50 classes, each of one of 5 categories (TPC-DS item's category and class)
     tableOf("est_classes", 20000, "id", "id % 50 AS class", "CAST(id % 50 % 5 AS STRING) AS category")
