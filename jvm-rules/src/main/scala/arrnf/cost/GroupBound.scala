@@ -1,7 +1,7 @@
 package arrnf.cost
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, EqualTo, ExprId, Expression, In, InSet, Literal, PredicateHelper}
-import org.apache.spark.sql.catalyst.plans.{FullOuter, LeftOuter, RightOuter}
+import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, LeftOuter, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, Distinct, Except, Expand, Filter, GlobalLimit, Intersect, Join, LeafNode, LocalLimit, LogicalPlan, Project, RepartitionOperation, Sample, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
 
 import arrnf.stats.Sketches
@@ -123,7 +123,9 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
       case _ => false
     }
     val placed = groups.zip(counts.flatten).map { case (e, n) => (subtree(e), e, n) }
-    val parts = placed.collect { case (Some(t), e, n) => (t, e, n) }.groupBy(x => System.identityHashCode(x._1)).values.toSeq.map { ts =>
+    val bySubtree = placed.collect { case (Some(t), e, n) => (t, e, n) }.groupBy(x => System.identityHashCode(x._1)).values.toSeq
+    val determined = if (extended) Set.empty[Int] else determinedByJoins(a, bySubtree.map(_.head._1), from)
+    val parts = bySubtree.map { ts =>
       val product = ts.map(_._3).product
       val t = ts.head._1
       // Columns that determine one another (item's class and category): as many as the sample tells.
@@ -139,13 +141,56 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
       }.minOption else None
       // (a row NULL-extended above the subtree, by an outer join or a ROLLUP, is one more)
       val byFixed = fixedBound(t, ts.map(_._2), from).map(_ + (if (extended) 1 else 0))
-      (Seq(product) ++ bySample ++ byRows ++ byKey ++ byFixed).min
+      // Determined by a grouping column its unique key is joined to (below): one combination per value of that column.
+      val byJoinedKey = Option.when(determined.contains(System.identityHashCode(t)))(BigInt(1))
+      (Seq(product) ++ bySample ++ byRows ++ byKey ++ byFixed ++ byJoinedKey).min
     }
     val product = (parts ++ placed.collect { case (None, _, n) => n }).product
-    // Columns of one table's clusters (a ticket's customer and date), whole clusters kept.
-    lazy val attributes = groups.collect { case c: Attribute => c }
-    val byClusters = if (attributes.size == groups.size) clustering.combinations(a.child, attributes, in.rowCount.get) else None
+    // Columns of one table's clusters (a ticket's customer and date), whole clusters kept; the
+    // columns of subtrees determined by others' columns left out (they add no combination).
+    lazy val attributes = placed.collect {
+      case (t, c: Attribute, _) if !t.exists(s => determined.contains(System.identityHashCode(s))) => c
+    }
+    val byClusters = if (groups.forall(_.isInstanceOf[Attribute])) clustering.combinations(a.child, attributes, in.rowCount.get) else None
     Some((Seq(product, in.rowCount.get) ++ byClusters).min.max(1))
+  }
+
+  /**
+   * The subtrees (by identity) among `subtrees` (each over one table, holding some of `a`'s
+   * grouping columns) whose grouping columns are determined by a grouping column of another: a
+   * column unique among the subtree's rows (its key) equals that column on every row `a` reads
+   * (an inner join's or a filter's equality, not under a UNION, an Expand or an outer join). TPC-H
+   * q3 groups by lineitem's order key and its order's date and priority: orders' key equals
+   * lineitem's, so the groups are the order keys; TPC-DS q68 groups by a ticket, its address key
+   * and the address's city. A determining column's own subtree is not itself determined, so every
+   * determined one is counted through another. The caller adds none where an outer join or ROLLUP
+   * NULL-extends rows.
+   */
+  private def determinedByJoins(a: Aggregate, subtrees: Seq[LogicalPlan], from: Map[ExprId, (LogicalPlan, ExprId)]): Set[Int] = {
+    if (subtrees.isEmpty || a.groupingExpressions.size < 2) return Set.empty
+    val pairs = equalities(a.child)
+    if (pairs.isEmpty) return Set.empty
+    def partners(id: ExprId): Seq[ExprId] = pairs.collect { case (x, y) if x == id => y; case (x, y) if y == id => x }
+    // grouping column -> the subtree it comes from (None: computed or of several)
+    val grouped = a.groupingExpressions.collect { case g: Attribute => g.exprId -> from.get(g.exprId).map(o => System.identityHashCode(o._1)) }.toMap
+    subtrees.foldLeft(Set.empty[Int]) { (done, t) =>
+      val id = System.identityHashCode(t)
+      val by = t.output.exists(u => unique(t, u.exprId) && partners(u.exprId).exists(g => grouped.get(g).exists(owner =>
+        !owner.contains(id) && !owner.exists(done.contains))))
+      if (by) done + id else done
+    }
+  }
+
+  /** Column equalities every row of `p` satisfies (pairs of expression ids). */
+  private def equalities(p: LogicalPlan): Seq[(ExprId, ExprId)] = {
+    def of(c: Expression) = splitConjunctivePredicates(c).collect { case EqualTo(x: Attribute, y: Attribute) => (x.exprId, y.exprId) }
+    p match {
+      case j: Join if j.joinType == Inner => j.condition.toSeq.flatMap(of) ++ equalities(j.left) ++ equalities(j.right)
+      case j: Join if Estimator.isSemi(j) => equalities(j.left)
+      case f: Filter => of(f.condition) ++ equalities(f.child)
+      case _: Project | _: Sort | _: RepartitionOperation | _: LocalLimit | _: GlobalLimit => equalities(p.children.head)
+      case _ => Nil
+    }
   }
 
   /**

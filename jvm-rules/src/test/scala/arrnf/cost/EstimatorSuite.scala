@@ -281,6 +281,28 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(two.rows.exists(_ >= 18000), two) // f.id's HyperLogLog count, about 20,000
   }
 
+  test("columns of a table joined on its unique key to a grouping column: determined by that column's values") {
+    // 2,000 orders (id unique), each with a day (365) and a priority (5); 20,000 lines, 10 per order
+    tableOf("est_orders", 2000, "id", "id * 7 % 365 AS day", "id % 5 AS prio")
+    tableOf("est_orders_too", 2000, "id", "id * 7 % 365 AS day", "id % 5 AS prio")
+    tableOf("est_lines", 20000, "id", "id % 2000 AS ord")
+    sketch("est_orders", "est_orders_too", "est_lines")
+    def groups(sql: String): Cost = program(sql).blocks.last.cost
+    // (TPC-H q3) an order's day and priority are those of its key, which equals the line's order:
+    // 2,000 groups, where each table's rows bound only its own columns (2,000 x 1,826, so the
+    // join's 20,000 rows)
+    val byOrder = "SELECT l.ord, o.day, o.prio, count(*) FROM est_lines l JOIN est_orders o ON l.ord = o.id GROUP BY l.ord, o.day, o.prio"
+    assert(spark.sql(byOrder).count() == 2000)
+    val determined = groups(byOrder)
+    assert(determined.rows.exists(r => r >= 1800 && r <= 2200), determined)
+    // each side's key equals the other's: one side is determined by the other, not both (1 group)
+    val oneToOne = "SELECT o.id, p.id, o.day, p.prio, count(*) FROM est_orders o JOIN est_orders_too p ON o.id = p.id " +
+      "GROUP BY o.id, p.id, o.day, p.prio"
+    assert(spark.sql(oneToOne).count() == 2000)
+    val both = groups(oneToOne)
+    assert(both.rows.exists(r => r >= 1800 && r <= 2200), both)
+  }
+
   /** The cost of the arrangement of `table`'s ids its `condition` keeps, joined to est_dim on `column`. */
   private def filterKept(table: String, column: String, condition: String): Cost =
     arranged(program(s"SELECT t.id FROM $table t JOIN est_dim d ON t.$column = d.id WHERE $condition"))
