@@ -206,7 +206,7 @@ final class Estimator extends PredicateHelper {
             // (Estimator.refutes), where the whole filter keeps too few sampled rows to tell: those
             // tests by the sample's share of what the others keep by Spark's estimate. TPC-DS q82's
             // items priced 62 to 92 and of 4 manufacturers: Spark spreads the prices evenly (30% of
-            // the items), 3.4% are; 4 items kept, Spark's estimate 22, this one 6.
+            // the items), 3.4% are; 4 items kept, Spark's estimate 22, this one 3.
             lazy val bySampledTests = p match {
               case f: Filter if sparkEstimates => Try(partlySampled(f, in, children.head)).toOption.flatten
               case _ => None
