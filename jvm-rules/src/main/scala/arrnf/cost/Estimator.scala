@@ -4,7 +4,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.Try
 
 import org.apache.spark.sql.arrnf.CboConf
-import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, AttributeSet, ExprId, PredicateHelper}
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, AttributeSet, ExprId, Expression, PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.{Inner, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Expand, Filter, Join, LeafNode, LogicalPlan, Project, RepartitionOperation, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
@@ -202,11 +202,9 @@ final class Estimator extends PredicateHelper {
               case f: Filter => Try(fromSample(f, in)).toOption.flatten
               case _ => None
             }
-            // Tests of a filter over a sampled table whose share of the sample refutes Spark's
-            // (Estimator.refutes), where the whole filter keeps too few sampled rows to tell: those
-            // tests by the sample's share of what the others keep by Spark's estimate. TPC-DS q82's
-            // items priced 62 to 92 and of 4 manufacturers: Spark spreads the prices evenly (30% of
-            // the items), 3.4% are; 4 items kept, Spark's estimate 22, this one 3.
+            // Where the whole filter keeps too few sampled rows to tell: its tests the sample refutes
+            // by the sample (TPC-DS q82's items priced 62 to 92 of 4 manufacturers: 3.4% priced so,
+            // not Spark's even 30%; 4 kept, Spark's estimate 22, this one 3).
             lazy val bySampledTests = p match {
               case f: Filter if sparkEstimates => Try(partlySampled(f, in, children.head)).toOption.flatten
               case _ => None
@@ -435,31 +433,23 @@ final class Estimator extends PredicateHelper {
     kept <- sample.share(f.condition, f.child.output)
   } yield Estimator.sampledFilter(stats, m, kept, Estimator.valueTested(f.condition)) -> kept
 
-  /** `f` as its other tests (Spark's estimate) keeping the share of the sample that its tests whose
-   *  share refutes Spark's keep, taken as independent of the others (Spark's estimation over rows
-   *  already thinned would scale the distinct counts an IN list is a share of). A test is every
-   *  conjunct on the same columns: a range's two bounds together, as Spark estimates them (TPC-DS
-   *  q69's months 4 to 6: 2/11 of the year by Spark, a quarter sampled). None where no test, or
-   *  every one, is refuted (the whole filter is then judged by its own share). */
+  /** `f` as its other conjuncts (Spark's estimate) keeping the share of the sample that its tests
+   *  ([[Estimator.testsOf]]) whose share refutes Spark's keep, taken as independent (Spark's
+   *  estimation over the sampled rows would scale down the distinct counts an IN list is a share
+   *  of). None where no test, or every one, is refuted: the whole filter's share then decides. */
   private def partlySampled(f: Filter, in: Option[Statistics], child: LogicalPlan): Option[LogicalPlan] = {
-    val conjuncts = splitConjunctivePredicates(f.condition)
-    val valued = conjuncts.filter(Estimator.testsValues)
-    val tests = valued.map(_.references).distinct.map(on => valued.filter(_.references == on).reduce(And))
-    if (tests.size < 2) return None
+    val tests = Estimator.testsOf(f.condition)
+    def refuted(t: Expression, sample: Sketches.Sample, m: BigInt) = (for (k <- sample.share(t, f.child.output);
+      s <- Filter(t, child).stats.rowCount) yield Estimator.refutes(k.kept, k.size, s, m)).contains(true)
     for {
-      sample <- Option(samples.get(f.child))
+      sample <- Option(samples.get(f.child)) if tests.size > 1
       m <- in.flatMap(_.rowCount)
-      refuted = tests.filter(t => (for {
-        k <- sample.share(t, f.child.output)
-        s <- Filter(t, child).stats.rowCount
-      } yield Estimator.refutes(k.kept, k.size, s, m)).contains(true))
-      if refuted.nonEmpty && refuted.size < tests.size
-      kept <- sample.share(refuted.reduce(And), f.child.output) if !kept.whole
-      byRefuted = splitConjunctivePredicates(refuted.reduce(And)).toSet
-      others = Filter(conjuncts.filterNot(byRefuted.contains).reduce(And), child)
-      stats = others.stats
-      r <- stats.rowCount
-    } yield EstimatedNode(others, Estimator.sampledFilter(stats, r, kept, Estimator.valueTested(refuted.reduce(And))))
+      (byTests, others) = tests.partition(t => refuted(t.reduce(And), sample, m))
+      if byTests.nonEmpty && others.nonEmpty
+      kept <- sample.share(byTests.flatten.reduce(And), f.child.output) if !kept.whole
+      rest = Filter(splitConjunctivePredicates(f.condition).filterNot(byTests.flatten.contains).reduce(And), child)
+      r <- rest.stats.rowCount
+    } yield EstimatedNode(rest, Estimator.sampledFilter(rest.stats, r, kept, AttributeSet(byTests.flatten.flatMap(_.references))))
   }
 
   private val relationFacts = new java.util.IdentityHashMap[HadoopFsRelation, RelationStatistics.Facts]()

@@ -39,6 +39,14 @@ private[cost] trait KeptShares extends PredicateHelper {
   def valueTested(condition: Expression): AttributeSet =
     AttributeSet(splitConjunctivePredicates(condition).filterNot(testsOnlyNulls).flatMap(_.references))
 
+  /** The tests of values of a filter's `condition`, each its conjuncts on the same columns: a range's
+   *  two bounds together, as Spark estimates them (TPC-DS q69's months 4 to 6: 2/11 of the year by
+   *  Spark's range, a quarter sampled; one bound alone would be refuted). */
+  def testsOf(condition: Expression): Seq[Seq[Expression]] = {
+    val valued = splitConjunctivePredicates(condition).filter(testsValues)
+    valued.map(_.references).distinct.map(on => valued.filter(_.references == on))
+  }
+
   /** Whether `condition` tests a column's values, not only its NULLs (whose counts are exact). */
   def testsValues(condition: Expression): Boolean = splitConjunctivePredicates(condition).exists(!testsOnlyNulls(_))
 
