@@ -7,11 +7,9 @@ import org.apache.spark.sql.arrnf.CboConf
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, AttributeSet, ExprId, Expression, PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.{Inner, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Expand, Filter, Join, LeafNode, LogicalPlan, Project, RepartitionOperation, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
-import org.apache.spark.sql.execution.columnar.InMemoryRelation
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.internal.SQLConf
 
-import arrnf.stats.{RelationStatistics, Sketches}
+import arrnf.stats.Sketches
 
 object Estimator extends DerivedStatistics {
   private val spent = new java.util.concurrent.atomic.AtomicLong()
@@ -28,18 +26,22 @@ final case class Estimate(rows: Option[BigInt], source: String)
  * Row estimates for the nodes of a plan from the best statistics at hand, each labelled with its
  * source, and never a guess: where nothing is known the rows are unknown.
  *
- * Leaves: catalog statistics (`ANALYZE TABLE`), else the exact row count in Parquet footers (`file
- * metadata`), with the columns' distinct counts, NULL counts and ranges of the sketch pass when one
- * was taken on the current files; a cached relation's real size once materialized (`cache`); local
- * rows and ranges exactly (`exact`). Above them, Spark's own cost-based estimation (its filter,
- * join and aggregate estimation over those statistics, as if `spark.sql.cbo.enabled` were on, on a
- * copy of the plan: the user's plan and settings are untouched); it gives no rows where it lacks the
- * column statistics it needs, and its estimates never exceed the product of their inputs' rows.
+ * Leaves ([[LeafStatistics]]): catalog statistics (`ANALYZE TABLE`), else the exact row count in
+ * Parquet footers (`file metadata`), with the columns' distinct counts, NULL counts and ranges of the
+ * sketch pass when one was taken on the current files; a cached relation's real size once
+ * materialized (`cache`); local rows and ranges exactly (`exact`). Above them, Spark's own
+ * cost-based estimation (its filter, join and aggregate estimation over those statistics, as if
+ * `spark.sql.cbo.enabled` were on, on a copy of the plan: the user's plan and settings are
+ * untouched); it gives no rows where it lacks the column statistics it needs, and its estimates
+ * never exceed the product of their inputs' rows.
  */
 final class Estimator extends PredicateHelper {
   import Estimator.{NoColumnStatistics, PlanShape, SemiJoin, SubqueryFilter, UnestimatedCondition, UnestimatedFilter}
 
   private val known = new java.util.IdentityHashMap[LogicalPlan, Estimate]()
+
+  // Each leaf's statistics and sample, read once for this estimator.
+  private val leaves = new LeafStatistics
 
   /** [[Estimator.leafHasColumnStatistics]] of some leaf under `plan`, asked once per leaf (a plan's aggregates share them). */
   def hasColumnStatistics(plan: LogicalPlan): Boolean = plan.collectLeaves().exists(leaf =>
@@ -93,7 +95,7 @@ final class Estimator extends PredicateHelper {
         if (done != null && used.intersect(p.outputSet).subsetOf(done._2)) return done._1
         val c = p match {
           case leaf: LeafNode =>
-            val (all, source) = leafStatistics(leaf)
+            val (all, source) = leaves(leaf)
             val stats = all.copy(attributeStats = AttributeMap(all.attributeStats.toSeq.filter(c => used.contains(c._1))))
             note(p, stats.rowCount, source)
             EstimatedLeaf(leaf.output, stats, source)
@@ -358,10 +360,10 @@ final class Estimator extends PredicateHelper {
     }
   }
 
-  private lazy val clustering = new Clustering(leaf => Option(samples.get(leaf)), leaf => Option(copies.get(leaf)).map(_._1.stats))
-  private lazy val joinKeys = new JoinKeys(leaf => Option(samples.get(leaf)), leaf => Option(copies.get(leaf)).map(_._1.stats))
+  private lazy val clustering = new Clustering(leaf => leaves.sampleOf(leaf), leaf => Option(copies.get(leaf)).map(_._1.stats))
+  private lazy val joinKeys = new JoinKeys(leaf => leaves.sampleOf(leaf), leaf => Option(copies.get(leaf)).map(_._1.stats))
 
-  private lazy val groupBound = new GroupBound(t => Option(known.get(t)).flatMap(_.rows), leaf => Option(samples.get(leaf)),
+  private lazy val groupBound = new GroupBound(t => Option(known.get(t)).flatMap(_.rows), leaf => leaves.sampleOf(leaf),
     t => Option(copies.get(t)).flatMap(c => Try(c._1.stats).toOption), clustering)
 
   // The columns each node and the nodes below it read, once per node: the blocks and choices
@@ -403,31 +405,10 @@ final class Estimator extends PredicateHelper {
     known.put(p, Estimate(rows, if (rows.isEmpty) (if (source.startsWith("unknown")) source else "unknown") else source))
   }
 
-  private def leafStatistics(leaf: LeafNode): (Statistics, String) = {
-    // A file relation without catalog statistics states only its files' size, whatever the settings:
-    // the node's own statistics, computed once for it (Spark's planning and the rules ask too).
-    val own = Try(leaf match {
-      case LogicalRelation(_, _, table, _, _) if table.forall(_.stats.isEmpty) => leaf.stats
-      case _ => leaf.computeStats()
-    }).getOrElse(Statistics(sizeInBytes = SQLConf.get.defaultSizeInBytes))
-    leaf match {
-      case r @ LogicalRelation(h: HadoopFsRelation, _, catalogTable, _, _) =>
-        if (catalogTable.exists(_.stats.exists(_.rowCount.isDefined)) && own.rowCount.isDefined) (own, "catalog")
-        else fileStatistics(r, h, own)
-      case _: InMemoryRelation => (own, if (own.rowCount.isDefined) "cache" else "unknown: a cache not materialized yet")
-      case _ if own.rowCount.isDefined && leaf.nodeName.matches("LocalRelation|Range|OneRowRelation|EmptyRelation") =>
-        (own, "exact")
-      case _ => (own, if (own.rowCount.isDefined) "data source" else s"unknown: ${leaf.nodeName} reports no rows")
-    }
-  }
-
-  // The sketch's sample of each file relation estimated (by the plan's node).
-  private val samples = new java.util.IdentityHashMap[LogicalPlan, Sketches.Sample]()
-
   /** The statistics of `f`, a filter over a sampled table whose rows `in` states, from the share
    *  of the sample it keeps ([[KeptShares.sampledFilter]]); with that share. */
   private def fromSample(f: Filter, in: Option[Statistics]): Option[(Statistics, Sketches.Kept)] = for {
-    sample <- Option(samples.get(f.child))
+    sample <- leaves.sampleOf(f.child)
     stats <- in
     m <- stats.rowCount
     kept <- sample.share(f.condition, f.child.output)
@@ -442,7 +423,7 @@ final class Estimator extends PredicateHelper {
     def refuted(t: Expression, sample: Sketches.Sample, m: BigInt) = (for (k <- sample.share(t, f.child.output);
       s <- Filter(t, child).stats.rowCount) yield Estimator.refutes(k.kept, k.size, s, m)).contains(true)
     for {
-      sample <- Option(samples.get(f.child)) if tests.size > 1
+      sample <- leaves.sampleOf(f.child) if tests.size > 1
       m <- in.flatMap(_.rowCount)
       (byTests, others) = tests.partition(t => refuted(t.reduce(And), sample, m))
       if byTests.nonEmpty && others.nonEmpty
@@ -450,17 +431,5 @@ final class Estimator extends PredicateHelper {
       rest = Filter(splitConjunctivePredicates(f.condition).filterNot(byTests.flatten.contains).reduce(And), child)
       r <- rest.stats.rowCount
     } yield EstimatedNode(rest, Estimator.sampledFilter(rest.stats, r, kept, AttributeSet(byTests.flatten.flatMap(_.references))))
-  }
-
-  private val relationFacts = new java.util.IdentityHashMap[HadoopFsRelation, RelationStatistics.Facts]()
-
-  private def fileStatistics(r: LogicalRelation, h: HadoopFsRelation, own: Statistics): (Statistics, String) = {
-    // Once per relation for this estimator: a plan may read a table many times (TPC-DS q88: 8 times).
-    val facts = relationFacts.computeIfAbsent(h,
-      _ => RelationStatistics.of(h, org.apache.spark.sql.arrnf.ArrnfSqlConf.maxFooterFiles(SQLConf.get)))
-    facts.sample.foreach(samples.put(r, _))
-    val columns = AttributeMap(r.output.flatMap(a => facts.columns.get(a.name.toLowerCase(java.util.Locale.ROOT)).map(a -> _)))
-    if (facts.rows.isEmpty) (own, facts.source)
-    else (own.copy(rowCount = facts.rows, attributeStats = columns), facts.source)
   }
 }

@@ -1,0 +1,58 @@
+package arrnf.cost
+
+import scala.util.Try
+
+import org.apache.spark.sql.catalyst.expressions.AttributeMap
+import org.apache.spark.sql.catalyst.plans.logical.{LeafNode, LogicalPlan, Statistics}
+import org.apache.spark.sql.execution.columnar.InMemoryRelation
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.internal.SQLConf
+
+import arrnf.stats.{RelationStatistics, Sketches}
+
+/**
+ * The statistics of a plan's leaves, from the best source at hand, with its label: catalog
+ * statistics (`ANALYZE TABLE`), else a file relation's Parquet footers (`file metadata`) and its
+ * sketch pass's column statistics and sample ([[RelationStatistics]]); a cached relation's real size
+ * once materialized (`cache`); local rows exactly (`exact`); a data source's own report. For one
+ * [[Estimator]]: each relation is looked up once, however many times the plan reads it.
+ */
+private[cost] final class LeafStatistics {
+
+  // The sketch's sample of each file relation read (by the plan's node).
+  private val samples = new java.util.IdentityHashMap[LogicalPlan, Sketches.Sample]()
+
+  /** The sketch pass's sample of `leaf`, once its statistics were read. */
+  def sampleOf(leaf: LogicalPlan): Option[Sketches.Sample] = Option(samples.get(leaf))
+
+  /** The statistics of `leaf` and their source ("unknown: …" where its rows are unknown). */
+  def apply(leaf: LeafNode): (Statistics, String) = {
+    // A file relation without catalog statistics states only its files' size, whatever the settings:
+    // the node's own statistics, computed once for it (Spark's planning and the rules ask too).
+    val own = Try(leaf match {
+      case LogicalRelation(_, _, table, _, _) if table.forall(_.stats.isEmpty) => leaf.stats
+      case _ => leaf.computeStats()
+    }).getOrElse(Statistics(sizeInBytes = SQLConf.get.defaultSizeInBytes))
+    leaf match {
+      case r @ LogicalRelation(h: HadoopFsRelation, _, catalogTable, _, _) =>
+        if (catalogTable.exists(_.stats.exists(_.rowCount.isDefined)) && own.rowCount.isDefined) (own, "catalog")
+        else fileStatistics(r, h, own)
+      case _: InMemoryRelation => (own, if (own.rowCount.isDefined) "cache" else "unknown: a cache not materialized yet")
+      case _ if own.rowCount.isDefined && leaf.nodeName.matches("LocalRelation|Range|OneRowRelation|EmptyRelation") =>
+        (own, "exact")
+      case _ => (own, if (own.rowCount.isDefined) "data source" else s"unknown: ${leaf.nodeName} reports no rows")
+    }
+  }
+
+  private val relationFacts = new java.util.IdentityHashMap[HadoopFsRelation, RelationStatistics.Facts]()
+
+  private def fileStatistics(r: LogicalRelation, h: HadoopFsRelation, own: Statistics): (Statistics, String) = {
+    // Once per relation for this estimator: a plan may read a table many times (TPC-DS q88: 8 times).
+    val facts = relationFacts.computeIfAbsent(h,
+      _ => RelationStatistics.of(h, org.apache.spark.sql.arrnf.ArrnfSqlConf.maxFooterFiles(SQLConf.get)))
+    facts.sample.foreach(samples.put(r, _))
+    val columns = AttributeMap(r.output.flatMap(a => facts.columns.get(a.name.toLowerCase(java.util.Locale.ROOT)).map(a -> _)))
+    if (facts.rows.isEmpty) (own, facts.source)
+    else (own.copy(rowCount = facts.rows, attributeStats = columns), facts.source)
+  }
+}
