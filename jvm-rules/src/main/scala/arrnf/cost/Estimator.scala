@@ -154,6 +154,10 @@ final class Estimator extends PredicateHelper {
                   val spark = out.rowCount.get
                   val n = fewer.map(_._1).filter(_ < spark).getOrElse(spark)
                   var changed = n < spark
+                  val ored = copied match {
+                    case f: Filter => Try(Estimator.disjunctiveCounts(f.condition, children.head.stats, n)).getOrElse(Map.empty)
+                    case _ => Map.empty[ExprId, BigInt]
+                  }
                   val columns = out.attributeStats.toSeq.map { case (a, s) =>
                     val fixed = for {
                       _ <- Option.when(!tested.contains(a))(())
@@ -168,7 +172,8 @@ final class Estimator extends PredicateHelper {
                           in.attributeStats.get(key).flatMap(_.distinctCount), n)
                       }.getOrElse(Estimator.distinctIn(d, m, n)) if better > sparks || n < spark
                     } yield s.copy(distinctCount = Some(better))
-                    val kept = fixed.getOrElse(s)
+                    // A column tested only inside an OR: the values its branches keep (Spark scales them down).
+                    val kept = ored.get(a.exprId).map(c => s.copy(distinctCount = Some(c))).orElse(fixed).getOrElse(s)
                     val capped = caps.get(a.exprId).filter(c => !tested.contains(a) && kept.distinctCount.exists(_ > c))
                       .map(c => kept.copy(distinctCount = Some(c.min(n).max(1))))
                     // With fewer rows than Spark's: the keys' values they keep, no count above the rows.
@@ -177,7 +182,7 @@ final class Estimator extends PredicateHelper {
                       c.copy(distinctCount = c.distinctCount.map(d => (if (tested.contains(a)) fewer.get._2.min(d) else d).min(n).max(1)),
                         nullCount = c.nullCount.map(x => (x * n / spark.max(1)).min(n)))
                     }
-                    changed ||= fixed.isDefined || capped.isDefined
+                    changed ||= fixed.isDefined || capped.isDefined || ored.contains(a.exprId)
                     a -> scaled.orElse(capped).getOrElse(kept)
                   }
                   estimated(Some(n), if (!changed) copied

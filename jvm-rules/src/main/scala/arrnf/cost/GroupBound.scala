@@ -1,6 +1,6 @@
 package arrnf.cost
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, EqualTo, ExprId, Expression, In, InSet, Literal, PredicateHelper}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, EqualTo, ExprId, Expression, In, InSet, Literal, Or, PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, LeftOuter, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, Distinct, Except, Expand, Filter, GlobalLimit, Intersect, Join, LeafNode, LocalLimit, LogicalPlan, Project, RepartitionOperation, Sample, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
 
@@ -202,26 +202,52 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
    * {{{
    *   Aggregate [d_month_seq] (Filter (d_year = 2001 AND d_moy = 1) date_dim)  // 1 group
    * }}}
-   * None where no column is fixed, a grouping expression reads another subtree, or the sample
-   * does not tell.
+   * Where a filter's conjunct is an OR, the sum of its branches' combinations, each branch fixing
+   * some of the columns (below). None where no column is fixed, a grouping expression reads another
+   * subtree, or the sample does not tell.
    */
   private def fixedBound(t: LogicalPlan, es: Seq[Expression], from: Map[ExprId, (LogicalPlan, ExprId)]): Option[BigInt] = {
-    val fixed = t.collect { case f: Filter => splitConjunctivePredicates(f.condition).flatMap {
-      case EqualTo(c: Attribute, l: Literal) if l.value != null => tableColumn(f.child, c.exprId).map(_ -> 1)
-      case EqualTo(l: Literal, c: Attribute) if l.value != null => tableColumn(f.child, c.exprId).map(_ -> 1)
-      case In(c: Attribute, list) if list.nonEmpty && list.forall { case Literal(v, _) => v != null; case _ => false } =>
-        tableColumn(f.child, c.exprId).map(_ -> list.distinct.size)
-      case InSet(c: Attribute, set) if set.nonEmpty && !set.contains(null) => tableColumn(f.child, c.exprId).map(_ -> set.size)
-      case _ => None
-    }}.flatten.groupMapReduce(_._1.name.toLowerCase(java.util.Locale.ROOT))(_._2)(_ min _)
     def name(c: Attribute) = c.name.toLowerCase(java.util.Locale.ROOT)
+    // The values each conjunct of a filter (over `child`) fixes a table column to, by its name.
+    def fixedBy(child: LogicalPlan, conjuncts: Seq[Expression]): Map[String, Int] = conjuncts.flatMap {
+      case EqualTo(c: Attribute, l: Literal) if l.value != null => tableColumn(child, c.exprId).map(_ -> 1)
+      case EqualTo(l: Literal, c: Attribute) if l.value != null => tableColumn(child, c.exprId).map(_ -> 1)
+      case In(c: Attribute, list) if list.nonEmpty && list.forall { case Literal(v, _) => v != null; case _ => false } =>
+        tableColumn(child, c.exprId).map(_ -> list.distinct.size)
+      case InSet(c: Attribute, set) if set.nonEmpty && !set.contains(null) => tableColumn(child, c.exprId).map(_ -> set.size)
+      case _ => None
+    }.groupMapReduce(x => name(x._1))(_._2)(_ min _)
+    val fixed = t.collect { case f: Filter => fixedBy(f.child, splitConjunctivePredicates(f.condition)) }
+      .flatMap(_.toSeq).groupMapReduce(_._1)(_._2)(_ min _)
     val read = es.flatMap(_.references.toSeq).map(r => from.get(r.exprId).filter(_._1 eq t).flatMap(o => sourceColumns(t, o._2)))
-    for {
+    lazy val columns = read.flatten.flatten.distinctBy(name)
+    val byFixed = for {
       leaf <- t.collectLeaves().headOption if fixed.nonEmpty && read.forall(_.isDefined)
       sample <- sampleOf(leaf)
-      determined = read.flatten.flatten.map(name).distinct.filterNot(fixed.contains)
+      determined = columns.map(name).filterNot(fixed.contains)
       if determined.isEmpty || sample.determines(fixed.keys.toSeq.sorted, determined.sorted)
     } yield fixed.values.map(BigInt(_)).product
+    // An OR of branches that fix some of the columns (TPC-DS q47's `d_year = 1999 OR (d_year = 1998
+    // AND d_moy = 12) OR (d_year = 2000 AND d_moy = 1)`): no more than the sum of each branch's
+    // combinations, a column a branch does not fix taking its table's values (and NULL): 14, where
+    // the columns' counts multiply to 36.
+    val byBranches = for {
+      leaf <- t.collectLeaves().headOption if read.forall(_.isDefined) && columns.nonEmpty
+      ors = t.collect { case f: Filter => splitConjunctivePredicates(f.condition).collect { case o: Or => f.child -> o } }.flatten
+      if ors.nonEmpty
+      table <- statsOf(leaf)
+      counts <- columns.foldLeft(Option(Vector.empty[(String, BigInt)])) { (found, c) => for {
+        f <- found
+        s <- table.attributeStats.get(c)
+        d <- s.distinctCount
+      } yield f :+ (name(c) -> (d + (if (s.nullCount.forall(_ > 0)) 1 else 0))) }
+    } yield ors.map { case (child, o) =>
+      splitDisjunctivePredicates(o).map { branch =>
+        val fixes = fixedBy(child, splitConjunctivePredicates(branch))
+        counts.map { case (n, d) => (fixes.get(n).map(BigInt(_)).getOrElse(d) :: fixed.get(n).map(BigInt(_)).toList).min }.product
+      }.sum
+    }.min
+    (byFixed ++ byBranches).minOption
   }
 
   /** The table columns output column `id` of `p` (a subtree over that table) is computed from,

@@ -1,6 +1,6 @@
 package arrnf.cost
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeMap, AttributeSet, Expression, IsNotNull, PredicateHelper}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeMap, AttributeSet, EqualTo, ExprId, Expression, In, InSet, IsNotNull, Literal, Or, PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Statistics}
 
 import arrnf.stats.Sketches
@@ -54,6 +54,45 @@ private[cost] trait KeptShares extends PredicateHelper {
   private def testsOnlyNulls(conjunct: Expression): Boolean = conjunct match {
     case IsNotNull(_: Attribute) => true
     case _ => false
+  }
+
+  /**
+   * The distinct values of the columns a filter's `condition` tests only inside an OR, over `n` of
+   * its input's rows (`in`). Spark's estimation does not follow an OR into its columns: it scales
+   * their counts down with the rows, as if each kept row dropped values (TPC-DS q47's `d_year = 1999
+   * OR (d_year = 1998 AND d_moy = 12) OR (d_year = 2000 AND d_moy = 1)`: 2 years and 1 month kept,
+   * 14 year-months measured). Per OR, the sum over its branches of the values a branch fixes the
+   * column to (`c = v`: one; `c IN (...)`: the list's), or, in a branch that does not test it, the
+   * values `n` random rows keep ([[distinctIn]]); the least over the ORs, never above the input's
+   * count or `n`. Columns without a distinct count, or that a branch tests otherwise (a range), are
+   * left out.
+   * {{{
+   *   d_year = 1999 OR (d_year = 1998 AND d_moy = 12) OR (d_year = 2000 AND d_moy = 1)
+   *     // d_year: 3; d_moy: 12 + 1 + 1, at most its 12 values
+   * }}}
+   */
+  def disjunctiveCounts(condition: Expression, in: Statistics, n: BigInt): Map[ExprId, BigInt] = {
+    val (ors, rest) = splitConjunctivePredicates(condition).partition(_.isInstanceOf[Or])
+    if (ors.isEmpty) return Map.empty
+    val testedAlone = AttributeSet(rest.filterNot(testsOnlyNulls).flatMap(_.references))
+    def literals(es: Seq[Expression]) = es.nonEmpty && es.forall { case Literal(v, _) => v != null; case _ => false }
+    def fixedIn(branch: Expression): Map[ExprId, Int] = splitConjunctivePredicates(branch).collect {
+      case EqualTo(c: Attribute, l: Literal) if l.value != null => c.exprId -> 1
+      case EqualTo(l: Literal, c: Attribute) if l.value != null => c.exprId -> 1
+      case In(c: Attribute, list) if literals(list) => c.exprId -> list.distinct.size
+      case InSet(c: Attribute, set) if set.nonEmpty && !set.contains(null) => c.exprId -> set.size
+    }.groupMapReduce(_._1)(_._2)(_ min _)
+    ors.flatMap { o =>
+      val branches = splitDisjunctivePredicates(o).map(b => (b.references, fixedIn(b)))
+      o.references.toSeq.filterNot(testedAlone.contains).flatMap { c =>
+        for {
+          m <- in.rowCount
+          d <- in.attributeStats.get(c).flatMap(_.distinctCount)
+          // (a branch testing it otherwise, by a range, keeps some of its values: Spark's count stands)
+          if branches.forall { case (reads, fixed) => fixed.contains(c.exprId) || !reads.contains(c) }
+        } yield c.exprId -> branches.map(_._2.get(c.exprId).map(BigInt(_)).getOrElse(distinctIn(d, m, n))).sum.min(d).min(n).max(1)
+      }
+    }.groupMapReduce(_._1)(_._2)(_ min _)
   }
 
   /** `columns` over `rows` rows: no more distinct values or NULLs than rows. */

@@ -41,6 +41,25 @@ object Sketches {
    *  once, any column is one value each. */
   val MinRepeats = 10
 
+  /** Table rows per sampled row up to which [[guaranteed]] estimates combinations the sample does
+   *  not cover: its error is within √10, about 3.2×, either way. */
+  val MaxGuaranteedRatio = 10
+
+  /**
+   * Charikar, Chaudhuri, Motwani and Narasayya's guaranteed-error estimate (GEE, PODS 2000) of the
+   * distinct values of a table from a uniform sample holding 1 in `ratio` of its rows, with `d`
+   * distinct values of which `f1` are seen once: `√ratio · f1 + (d − f1)`. A value seen once stands
+   * for between one and `ratio` values of the table; GEE takes their geometric mean, so its error is
+   * within `√ratio` whatever the distribution. TPC-DS item (18,000 rows, 2,000 sampled): its
+   * categories, classes and brands, 1,271 for 952 (Chao's estimate, wanting a sample that covers
+   * them, tells none); the brands of q89's items, 66 for 51.
+   * {{{
+   *   guaranteed(35, 15, 9.0) == 65
+   * }}}
+   */
+  def guaranteed(d: Int, f1: Int, ratio: Double): BigInt =
+    arrnf.cost.RoundUp(BigDecimal(math.sqrt(ratio) * f1 + (d - f1)))
+
   /** What a filter keeps of a sample: `kept` of its `size` rows (all the table's rows where
    *  `whole`), and per column the filter reads (lower-case name), the share of the sample's distinct
    *  values of that column found among the kept rows. */
@@ -121,13 +140,17 @@ object Sketches {
     // the sample is the whole table, else with Chao's estimate of those missed, where at most a
     // tenth of the rows are on combinations seen once. (A fifth let q89's 135 sampled items tell
     // 45 combinations for 51, but took q47's and q57's groups from 1.7x too many to 4.4x too few:
-    // Chao's estimate falls short where many are seen once.)
+    // Chao's estimate falls short where many are seen once.) Where more are seen once, some more
+    // than once (none: as unique as the sample tells, where the rows bound the combinations), and
+    // the sample holds at least 1 in [[MaxGuaranteedRatio]] of the table's rows: the guaranteed-error
+    // estimate ([[guaranteed]]).
     private def covered(counts: Array[Int], n: Int): Option[BigInt] = {
       val d = counts.length
       val f1 = counts.count(_ == 1)
       val f2 = counts.count(_ == 2)
       if (whole) Some(BigInt(d))
       else if (d > 0 && f1 * 10 <= n) Some(BigInt(d) + BigInt(f1) * (f1 - 1) / (2 * (f2 + 1)))
+      else if (f1 < d && of <= rows.size.toLong * MaxGuaranteedRatio) Some(guaranteed(d, f1, of.toDouble / rows.size))
       else None
     }
 

@@ -385,6 +385,43 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(unique.rows.exists(_ >= 18000), unique)
   }
 
+  test("combinations too many for the sample to cover, in a table it holds a tenth of: the guaranteed-error estimate") {
+    // 16,000 rows joined to a dimension, on 4,000 combinations of a (400 values) and b (397), 4 rows
+    // each, neither determining the other: about 1,600 combinations among 2,000 sampled rows, most
+    // seen once, so Chao's estimate does not tell; Spark counts 400 x 397, bounded by the rows: 16,000
+    tableOf("est_pairs_few", 16000, "id", "id % 100 AS k", "id % 4000 % 400 AS a", "id % 4000 % 397 AS b")
+    // the same with 40,000 rows on 8,000 combinations: the sample holds 1 in 20 rows, beyond GEE's bound
+    tableOf("est_pairs_many", 40000, "id", "id % 100 AS k", "id % 8000 % 400 AS a", "id % 8000 % 397 AS b")
+    sketch("est_pairs_few", "est_pairs_many", "est_dim")
+    def groups(sql: String): Cost = program(sql).blocks.last.cost
+    def joined(table: String, columns: String) =
+      s"SELECT $columns, count(*) FROM $table p JOIN est_dim d ON p.k = d.id GROUP BY $columns"
+    assert(spark.sql(joined("est_pairs_few", "p.a, p.b")).count() == 4000)
+    val pairs = groups(joined("est_pairs_few", "p.a, p.b"))
+    assert(pairs.rows.exists(r => r >= 2000 && r <= 8000) && pairs.source == "estimate: file metadata, sketch", pairs)
+    // no combination seen twice (each id once): the rows bound them, as before
+    val unique = groups(joined("est_pairs_few", "p.a, p.id"))
+    assert(unique.rows.exists(_ >= 14400), unique)
+    // a sample of 1 in 20 rows: the rows bound them, as before
+    val many = groups(joined("est_pairs_many", "p.a, p.b"))
+    assert(many.rows.exists(_ >= 36000), many)
+    // the estimate itself: sqrt(ratio) x f1 + (d - f1)
+    assert(Sketches.guaranteed(35, 15, 9.0) == 65)
+  }
+
+  test("columns a filter tests only inside an OR: the values its branches keep, not Spark's scaled-down counts") {
+    // 200 years of 365 days, 12 months each (TPC-DS date_dim); a year and the months next to it
+    // (q47's dates): about 12 of the 2,000 sampled days, too few to tell their combinations
+    tableOf("est_days", 73000, "id", "CAST(id DIV 365 AS INT) AS y", "CAST((id % 365) DIV 31 + 1 AS INT) AS m")
+    sketch("est_days")
+    val sql = "SELECT y, m, count(*) FROM est_days WHERE y = 105 OR (y = 104 AND m = 12) OR (y = 106 AND m = 1) GROUP BY y, m"
+    assert(spark.sql(sql).count() == 14)
+    // Spark keeps 2 years and 1 month of the rows' share (2 groups); the branches keep 3 years and
+    // 12 months, and their pairs are at most 12 + 1 + 1, not 3 x 12
+    val groups = program(sql).blocks.last.cost
+    assert(groups.rows.contains(14L), groups)
+  }
+
   test("groups of a UNION ALL's columns: no more than the sum of each branch's groups") {
     // three channels' rows of 50 classes, each of one of 5 categories (TPC-DS q75's items by channel)
     tableOf("est_channel_items", 20000, "id", "id % 50 AS class", "CAST(id % 50 % 5 AS STRING) AS category")
