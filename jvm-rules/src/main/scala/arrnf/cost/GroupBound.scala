@@ -1,6 +1,6 @@
 package arrnf.cost
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, EqualTo, ExprId, Expression, In, InSet, Literal, Or, PredicateHelper}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, EqualTo, ExprId, Expression, Literal, Or, PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, LeftOuter, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, Distinct, Except, Expand, Filter, GlobalLimit, Intersect, Join, LeafNode, LocalLimit, LogicalPlan, Project, RepartitionOperation, Sample, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
 
@@ -209,14 +209,8 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
   private def fixedBound(t: LogicalPlan, es: Seq[Expression], from: Map[ExprId, (LogicalPlan, ExprId)]): Option[BigInt] = {
     def name(c: Attribute) = c.name.toLowerCase(java.util.Locale.ROOT)
     // The values each conjunct of a filter (over `child`) fixes a table column to, by its name.
-    def fixedBy(child: LogicalPlan, conjuncts: Seq[Expression]): Map[String, Int] = conjuncts.flatMap {
-      case EqualTo(c: Attribute, l: Literal) if l.value != null => tableColumn(child, c.exprId).map(_ -> 1)
-      case EqualTo(l: Literal, c: Attribute) if l.value != null => tableColumn(child, c.exprId).map(_ -> 1)
-      case In(c: Attribute, list) if list.nonEmpty && list.forall { case Literal(v, _) => v != null; case _ => false } =>
-        tableColumn(child, c.exprId).map(_ -> list.distinct.size)
-      case InSet(c: Attribute, set) if set.nonEmpty && !set.contains(null) => tableColumn(child, c.exprId).map(_ -> set.size)
-      case _ => None
-    }.groupMapReduce(x => name(x._1))(_._2)(_ min _)
+    def fixedBy(child: LogicalPlan, conjuncts: Seq[Expression]): Map[String, Int] = conjuncts.flatMap(Estimator.fixedValues)
+      .flatMap { case (c, n) => tableColumn(child, c.exprId).map(_ -> n) }.groupMapReduce(x => name(x._1))(_._2)(_ min _)
     val fixed = t.collect { case f: Filter => fixedBy(f.child, splitConjunctivePredicates(f.condition)) }
       .flatMap(_.toSeq).groupMapReduce(_._1)(_._2)(_ min _)
     val read = es.flatMap(_.references.toSeq).map(r => from.get(r.exprId).filter(_._1 eq t).flatMap(o => sourceColumns(t, o._2)))

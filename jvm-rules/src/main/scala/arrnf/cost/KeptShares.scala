@@ -75,13 +75,8 @@ private[cost] trait KeptShares extends PredicateHelper {
     val (ors, rest) = splitConjunctivePredicates(condition).partition(_.isInstanceOf[Or])
     if (ors.isEmpty) return Map.empty
     val testedAlone = AttributeSet(rest.filterNot(testsOnlyNulls).flatMap(_.references))
-    def literals(es: Seq[Expression]) = es.nonEmpty && es.forall { case Literal(v, _) => v != null; case _ => false }
-    def fixedIn(branch: Expression): Map[ExprId, Int] = splitConjunctivePredicates(branch).collect {
-      case EqualTo(c: Attribute, l: Literal) if l.value != null => c.exprId -> 1
-      case EqualTo(l: Literal, c: Attribute) if l.value != null => c.exprId -> 1
-      case In(c: Attribute, list) if literals(list) => c.exprId -> list.distinct.size
-      case InSet(c: Attribute, set) if set.nonEmpty && !set.contains(null) => c.exprId -> set.size
-    }.groupMapReduce(_._1)(_._2)(_ min _)
+    def fixedIn(branch: Expression): Map[ExprId, Int] =
+      splitConjunctivePredicates(branch).flatMap(fixedValues).groupMapReduce(_._1.exprId)(_._2)(_ min _)
     ors.flatMap { o =>
       val branches = splitDisjunctivePredicates(o).map(b => (b.references, fixedIn(b)))
       o.references.toSeq.filterNot(testedAlone.contains).flatMap { c =>
@@ -93,6 +88,17 @@ private[cost] trait KeptShares extends PredicateHelper {
         } yield c.exprId -> branches.map(_._2.get(c.exprId).map(BigInt(_)).getOrElse(distinctIn(d, m, n))).sum.min(d).min(n).max(1)
       }
     }.groupMapReduce(_._1)(_._2)(_ min _)
+  }
+
+  /** The column a conjunct fixes to literal values and how many: `c = v`, one; `c IN (v1, ...)`,
+   *  the list's distinct values (none NULL). None for any other conjunct. */
+  def fixedValues(conjunct: Expression): Option[(Attribute, Int)] = conjunct match {
+    case EqualTo(c: Attribute, l: Literal) if l.value != null => Some(c -> 1)
+    case EqualTo(l: Literal, c: Attribute) if l.value != null => Some(c -> 1)
+    case In(c: Attribute, list) if list.nonEmpty && list.forall { case Literal(v, _) => v != null; case _ => false } =>
+      Some(c -> list.distinct.size)
+    case InSet(c: Attribute, set) if set.nonEmpty && !set.contains(null) => Some(c -> set.size)
+    case _ => None
   }
 
   /** `columns` over `rows` rows: no more distinct values or NULLs than rows. */
