@@ -58,7 +58,7 @@ object Sketches {
    * }}}
    */
   def guaranteed(d: Int, f1: Int, ratio: Double): BigInt =
-    arrnf.cost.RoundUp(BigDecimal(math.sqrt(ratio) * f1 + (d - f1)))
+    BigInt(math.ceil(math.sqrt(ratio) * f1 + (d - f1)).toLong) // (stats does not depend on cost: no RoundUp)
 
   /** What a filter keeps of a sample: `kept` of its `size` rows (all the table's rows where
    *  `whole`), and per column the filter reads (lower-case name), the share of the sample's distinct
