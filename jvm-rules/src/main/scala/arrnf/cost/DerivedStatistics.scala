@@ -19,7 +19,7 @@ import arrnf.stats.Sketches
  * joins) and the tests of where it would guess ([[KeptShares]]: what a share of the rows keeps).
  * Mixed into `object Estimator`, whose names callers use.
  */
-private[cost] trait DerivedStatistics extends KeptShares with Sources {
+private[cost] trait DerivedStatistics extends KeptShares with Sources with AggregateNulls {
   /**
    * Column statistics of an Expand's output (ROLLUP, CUBE, GROUPING SETS), which Spark does not
    * derive: a column that is one input column in some projections and NULL in the others keeps that

@@ -245,6 +245,11 @@ final class Estimator extends PredicateHelper {
               case f: Filter => in.flatMap(i => Try(Estimator.rankKept(f, i)).toOption.flatten)
               case _ => None
             }
+            lazy val notNull = p match {
+              case f: Filter => in.flatMap(_.rowCount).flatMap(m => Try(Estimator.notNullKept(f, m,
+                g => Option(copies.get(g.child)).flatMap(c => Try(c._1.stats).toOption))).toOption.flatten)
+              case _ => None
+            }
             // `rows` of its input's: no column with more values or NULLs than that.
             def keeping(rows: BigInt): LogicalPlan = ours(Statistics(sizeInBytes = size, rowCount = Some(rows),
               attributeStats = Estimator.atMost(in.get.attributeStats.toSeq, rows)))
@@ -280,6 +285,8 @@ final class Estimator extends PredicateHelper {
               // A left outer join's unmatched rows: its anti join's.
               case _: Filter if !sparkEstimates && unmatched.isDefined => ours(unmatched.get.copy(sizeInBytes = size))
               case _: Filter if !sparkEstimates && existence.isDefined => keeping(existence.get)
+              // NULL tests of an aggregate's results: the groups whose values are not all NULL.
+              case _: Filter if !sparkEstimates && notNull.isDefined => keeping(notNull.get)
               // Spark assumes a predicate it cannot estimate keeps every row: that is no estimate.
               case f: Filter if !sparkEstimates =>
                 val counted = Try(f.condition.references.forall(a => children.head.stats.attributeStats.get(a)
