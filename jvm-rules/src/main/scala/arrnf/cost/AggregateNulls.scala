@@ -17,17 +17,19 @@ private[cost] trait AggregateNulls extends PredicateHelper {
    * The rows `f` keeps of its input's `groups`, where each of its conjuncts tests that a result of
    * a grouped aggregate below it (through projections that pass columns on) is not NULL: a `count`
    * never is; a sum, average, minimum or maximum of `x` (times, plus or minus a literal, divided by
-   * one not 0, or cast: the NULLs of overflow, where ANSI mode is off, left out) is
-   * NULL only in a group whose every `x` is. With `share` the rows of the aggregate's input
+   * one not 0, or cast; the NULLs of overflow, where ANSI mode is off, left out) is NULL only in a
+   * group whose every `x` is. With `share` the rows of the aggregate's input
    * (`input`: its statistics) on which `x` is NULL (one of its columns NULL, the columns taken as
    * independent) and `r` its input rows per group, a group's `x` are all NULL with chance
    * `share^r` (its rows taken as independent): the filter keeps `groups × Π (1 - share^r)`. None
    * where a conjunct tests anything else, or a column's NULLs are not counted.
    * {{{
-   *   Filter isnotnull(total)                           287,514 returns of 4% NULL amounts,
-   *   +- Aggregate [customer, store], [sum(amount) AS total]   in 230,000 groups: 1.25 per group,
-   *                                                             (1 - 0.04^1.25) × 230,000 ≈ 225,000 kept
+   *   Filter isnotnull(total)                                  20,000 rows, 4% of the amounts NULL,
+   *   +- Aggregate [customer], [sum(amount) AS total]          5,000 groups of 4 rows:
+   *                                                            (1 - 0.04^4) × 5,000 ≈ 5,000 kept
    * }}}
+   * (EstimatorSuite's case, where the NULLs are whole customers': 4,800 measured. TPC-DS q1's
+   * returns at scale factor 1: 46,475 estimated, 49,737 measured.)
    */
   def notNullKept(f: Filter, groups: BigInt, input: Aggregate => Option[Statistics]): Option[BigInt] = {
     val tests = splitConjunctivePredicates(f.condition)
