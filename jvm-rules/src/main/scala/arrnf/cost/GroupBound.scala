@@ -211,13 +211,14 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
     // The values each conjunct of a filter (over `child`) fixes a table column to, by its name.
     def fixedBy(child: LogicalPlan, conjuncts: Seq[Expression]): Map[String, Int] = conjuncts.flatMap(Estimator.fixedValues)
       .flatMap { case (c, n) => tableColumn(child, c.exprId).map(_ -> n) }.groupMapReduce(x => name(x._1))(_._2)(_ min _)
-    val fixed = t.collect { case f: Filter => fixedBy(f.child, splitConjunctivePredicates(f.condition)) }
-      .flatMap(_.toSeq).groupMapReduce(_._1)(_._2)(_ min _)
+    val filters = t.collect { case f: Filter => f }
+    lazy val leaf = t.collectLeaves().headOption
+    val fixed = filters.flatMap(f => fixedBy(f.child, splitConjunctivePredicates(f.condition)).toSeq).groupMapReduce(_._1)(_._2)(_ min _)
     val read = es.flatMap(_.references.toSeq).map(r => from.get(r.exprId).filter(_._1 eq t).flatMap(o => sourceColumns(t, o._2)))
     lazy val columns = read.flatten.flatten.distinctBy(name)
     val byFixed = for {
-      leaf <- t.collectLeaves().headOption if fixed.nonEmpty && read.forall(_.isDefined)
-      sample <- sampleOf(leaf)
+      l <- leaf if fixed.nonEmpty && read.forall(_.isDefined)
+      sample <- sampleOf(l)
       determined = columns.map(name).filterNot(fixed.contains)
       if determined.isEmpty || sample.determines(fixed.keys.toSeq.sorted, determined.sorted)
     } yield fixed.values.map(BigInt(_)).product
@@ -226,10 +227,10 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
     // combinations, a column a branch does not fix taking its table's values (and NULL): 14, where
     // the columns' counts multiply to 36.
     val byBranches = for {
-      leaf <- t.collectLeaves().headOption if read.forall(_.isDefined) && columns.nonEmpty
-      ors = t.collect { case f: Filter => splitConjunctivePredicates(f.condition).collect { case o: Or => f.child -> o } }.flatten
+      l <- leaf if read.forall(_.isDefined) && columns.nonEmpty
+      ors = filters.flatMap(f => splitConjunctivePredicates(f.condition).collect { case o: Or => f.child -> o })
       if ors.nonEmpty
-      table <- statsOf(leaf)
+      table <- statsOf(l)
       counts <- columns.foldLeft(Option(Vector.empty[(String, BigInt)])) { (found, c) => for {
         f <- found
         s <- table.attributeStats.get(c)
