@@ -6,7 +6,7 @@ import scala.util.Try
 import org.apache.spark.sql.arrnf.CboConf
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, AttributeSet, ExprId, Expression, PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.{Inner, LeftSemi}
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Expand, Filter, Join, LeafNode, LogicalPlan, Project, RepartitionOperation, Sort, Statistics, UnaryNode, Union, Window, WindowGroupLimit}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Expand, Filter, Join, LeafNode, LogicalPlan, Project, RepartitionOperation, Sort, Statistics, Union, Window, WindowGroupLimit}
 import org.apache.spark.sql.internal.SQLConf
 
 import arrnf.stats.Sketches
@@ -55,19 +55,6 @@ final class Estimator extends PredicateHelper {
       Estimator.spent.addAndGet(System.nanoTime() - t0)
     }
     Option(known.get(p)).getOrElse(Estimate(None, "unknown"))
-  }
-
-  /** A node carrying statistics corrected from Spark's estimate of its child (not a leaf: Spark's
-   *  estimation above it treats it as the operator it stands for). */
-  private case class EstimatedNode(child: LogicalPlan, estimated: Statistics) extends UnaryNode {
-    override def output: Seq[Attribute] = child.output
-    override def stats: Statistics = estimated
-    override protected def withNewChildInternal(c: LogicalPlan): EstimatedNode = copy(child = c)
-  }
-
-  /** A leaf carrying the statistics found for it. */
-  private case class EstimatedLeaf(output: Seq[Attribute], estimated: Statistics, source: String) extends LeafNode {
-    override def computeStats(): Statistics = estimated
   }
 
   // The session's settings with cost-based estimation on (kept while they stay as they were).
@@ -245,9 +232,9 @@ final class Estimator extends PredicateHelper {
               case f: Filter => in.flatMap(i => Try(Estimator.rankKept(f, i)).toOption.flatten)
               case _ => None
             }
-            lazy val notNull = p match {
-              case f: Filter => in.flatMap(_.rowCount).flatMap(m => Try(Estimator.notNullKept(f, m,
-                g => Option(copies.get(g.child)).flatMap(c => Try(c._1.stats).toOption))).toOption.flatten)
+            lazy val aggregateTests = p match {
+              case f: Filter => in.flatMap(_.rowCount).flatMap(m => Try(Estimator.aggregateTestsKept(f, m,
+                n => Option(copies.get(n)).flatMap(c => Try(c._1.stats).toOption), leaves.sampleOf)).toOption.flatten)
               case _ => None
             }
             // `rows` of its input's: no column with more values or NULLs than that.
@@ -285,8 +272,10 @@ final class Estimator extends PredicateHelper {
               // A left outer join's unmatched rows: its anti join's.
               case _: Filter if !sparkEstimates && unmatched.isDefined => ours(unmatched.get.copy(sizeInBytes = size))
               case _: Filter if !sparkEstimates && existence.isDefined => keeping(existence.get)
-              // NULL tests of an aggregate's results: the groups whose values are not all NULL.
-              case _: Filter if !sparkEstimates && notNull.isDefined => keeping(notNull.get)
+              // NULL and sign tests of an aggregate's results: the groups whose values pass.
+              case _: Filter if !sparkEstimates && aggregateTests.isDefined =>
+                if (aggregateTests.get._2) sourcesBelow.put(p, below + "sample")
+                keeping(aggregateTests.get._1)
               // Spark assumes a predicate it cannot estimate keeps every row: that is no estimate.
               case f: Filter if !sparkEstimates =>
                 val counted = Try(f.condition.references.forall(a => children.head.stats.attributeStats.get(a)
@@ -353,13 +342,18 @@ final class Estimator extends PredicateHelper {
               // Groups by computed expressions, which Spark's estimation does not count.
               case a: Aggregate if a.groupingExpressions.nonEmpty =>
                 val spark = Try(copied.stats).toOption.filter(_.rowCount.isDefined)
+                // expressions of the grouping columns among its results, which Spark's estimation drops
+                val computed = Try(Estimator.groupedColumns(a, in.get)).getOrElse(Nil)
+                def plus(columns: Seq[(Attribute, ColumnStat)], rows: BigInt) = Estimator.atMost(columns ++ computed, rows)
                 (spark, in.flatMap(i => Try(groupBound(a, i)).toOption.flatten)) match {
                   case (Some(out), Some(b)) if b < out.rowCount.get =>
-                    ours(out.copy(sizeInBytes = size, rowCount = Some(b), attributeStats = Estimator.atMost(out.attributeStats.toSeq, b)))
+                    ours(out.copy(sizeInBytes = size, rowCount = Some(b), attributeStats = plus(out.attributeStats.toSeq, b)))
                   case (None, Some(b)) =>
                     // the grouping columns passed through keep their statistics, as in Spark's estimate
                     val passed = a.output.flatMap(o => in.get.attributeStats.get(o).map(o -> _))
-                    ours(Statistics(sizeInBytes = size, rowCount = Some(b), attributeStats = Estimator.atMost(passed, b)))
+                    ours(Statistics(sizeInBytes = size, rowCount = Some(b), attributeStats = plus(passed, b)))
+                  case (Some(out), _) if computed.nonEmpty =>
+                    estimated(out.rowCount, EstimatedNode(copied, out.copy(attributeStats = plus(out.attributeStats.toSeq, out.rowCount.get))))
                   case _ => estimated(spark.flatMap(_.rowCount), copied)
                 }
               case _ => estimated(Try(copied.stats.rowCount).toOption.flatten, copied)

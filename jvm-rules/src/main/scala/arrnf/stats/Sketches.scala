@@ -18,7 +18,8 @@ import arrnf.stats.FileFacts.FileKey
  * The explicit sketch pass: per column of a file relation, its distinct count (HyperLogLog, Spark's
  * own `approx_count_distinct`), NULL count and, for numbers, dates and timestamps, its minimum and
  * maximum; with the row count; and a uniform sample of [[SampleRows]] rows (the whole table where it
- * has no more), for filters Spark's estimation does not cover ([[Sample.share]]). One aggregate job
+ * has no more), for filters Spark's estimation does not cover ([[Sample.share]]) and tests of an
+ * aggregate's results (the values of its argument, [[Sample.signs]]). One aggregate job
  * and one sampling job per table, run only when asked
  * (`pyspark_arrnf.statistics(spark, tables)`, `arrnf stats`). Kept in this JVM keyed by the
  * relation's root paths, with the files it was taken on: once a file changed the sketch is stale
@@ -64,6 +65,10 @@ object Sketches {
    *  `whole`), and per column the filter reads (lower-case name), the share of the sample's distinct
    *  values of that column found among the kept rows. */
   final case class Kept(kept: Int, size: Int, whole: Boolean, distinctShare: Map[String, Double])
+
+  /** A number's values on a sample's `size` rows ([[Sample.signs]]): `nulls` NULL, `below`, `zero`
+   *  and `above` 0; the `mean` and standard deviation `sd` of those not NULL. */
+  final case class Signs(size: Int, nulls: Int, below: Int, zero: Int, above: Int, mean: Double, sd: Double)
 
   /** Rows drawn uniformly (a fixed seed) from a table of `of` rows, by lower-case column name. */
   final class Sample(val names: IndexedSeq[String], val types: IndexedSeq[DataType], val rows: IndexedSeq[InternalRow], val of: Long) {
@@ -200,6 +205,38 @@ object Sketches {
         Option.when(collisions >= MinCollisions && n >= 2)(1.0 + collisions * (tableRows - 1) / (n * (n - 1) / 2))
       }
     })
+
+    private val signed = new ConcurrentHashMap[(Expression, Option[Expression]), Option[Signs]]()
+
+    /**
+     * How the number `value` over `output` (the sampled table's columns) falls on the sampled rows
+     * `condition` keeps (all where None): how many are NULL, below, at and above 0, with the mean
+     * and standard deviation of those not NULL. None where it cannot be told here (as [[share]]), or
+     * the value is not a number.
+     * {{{
+     *   TPC-DS web_sales' ((list - wholesale - discount) + sales) / 2: 28% of its rows below 0
+     * }}}
+     */
+    def signs(value: Expression, condition: Option[Expression], output: Seq[Attribute]): Option[Signs] = value.dataType match {
+      case _: NumericType => for {
+        v <- bind(value, output)
+        c <- condition.fold(Option(Option.empty[Expression]))(bind(_, output).map(Some(_)))
+        answer <- cached(signed, (v.canonicalized, c.map(_.canonicalized)))(Try(signsOf(v, c)).toOption)
+      } yield answer
+      case _ => None
+    }
+
+    private def signsOf(bound: Expression, condition: Option[Expression]): Signs = {
+      val in = condition.fold(rows)(keptBy)
+      val values = in.iterator.flatMap(r => Option(bound.eval(r))).map {
+        case d: Decimal => d.toDouble
+        case n: java.lang.Number => n.doubleValue
+        case other => throw new IllegalArgumentException(s"not a number: $other")
+      }.toArray
+      val mean = if (values.isEmpty) 0.0 else values.sum / values.length
+      val sd = if (values.length < 2) 0.0 else math.sqrt(values.iterator.map(v => (v - mean) * (v - mean)).sum / (values.length - 1))
+      Signs(in.size, in.size - values.length, values.count(_ < 0), values.count(_ == 0), values.count(_ > 0), mean, sd)
+    }
 
     // The positions of sampled columns (lower-case names); None where one is not sampled.
     private def positions(columns: Seq[String]): Option[Seq[Int]] =

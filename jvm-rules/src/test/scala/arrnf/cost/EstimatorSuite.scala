@@ -436,6 +436,24 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(groups.rows.exists(r => r >= 125 && r <= 200), groups)
   }
 
+  test("ROLLUP over a UNION ALL of results with computed ids: the sum of each branch's grouping sets") {
+    tableOf("est_channel_items", 20000, "id", "id % 50 AS class", "CAST(id % 50 % 5 AS STRING) AS category")
+    sketch("est_channel_items")
+    // TPC-DS q5's and q80's form: Spark puts each branch's projection into its aggregate and the
+    // ROLLUP's Expand below the union: 50 store and 25 web ids (even ids hold 25 classes), the
+    // two channels and the total
+    val sql = """SELECT channel, id, sum(t) FROM (
+      SELECT 'store' AS channel, concat('store', class) AS id, sum(id) AS t FROM est_channel_items GROUP BY class
+      UNION ALL
+      SELECT 'web' AS channel, concat('web', class) AS id, sum(id) AS t FROM est_channel_items WHERE id % 2 = 0 GROUP BY class)
+      GROUP BY ROLLUP(channel, id)"""
+    assert(spark.sql(sql).count() == 78)
+    // each branch 50 ids (the web branch's classes as a random half of the rows keeps them all),
+    // its channel and the total: 104; unknown before (a constant and an id Spark counts no values of)
+    val groups = program(sql).blocks.last.cost
+    assert(groups.rows.exists(r => r >= 78 && r <= 110) && groups.source == "estimate: file metadata, sketch, sample", groups)
+  }
+
   test("computed columns and a UNION ALL's columns get the distinct counts Spark's estimation drops") {
     tableOf("est_dates", 1000, "id", "date_add(DATE'2000-01-01', CAST(id AS INT)) AS d", "id % 10 AS k")
     sketch("est_dates", "est_fact")
@@ -654,6 +672,63 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(estimateOf(kept("sum(amount)", "t IS NOT NULL AND t > 100")).rows.isEmpty)
     // a value that is NULL on every row: no group kept (at least one row, as every estimate)
     assert(estimateOf(kept("sum(CAST(NULL AS BIGINT))")).rows.contains(BigInt(1)))
+  }
+
+  test("sign tests of an aggregate's results keep the groups the sample's values say pass") {
+    // 10,000 customers of 2 rows each; amounts 5 on a quarter of the rows, else 0; profits -30 to
+    // 69 (30% below 0); n NULL on half of the rows; each row's value by a hash of its id; pairs of customers
+    tableOf("est_signs", 20000, "id % 10000 AS customer", "IF(pmod(hash(id), 4) = 0, 5, 0) AS amount",
+      "pmod(hash(id, 1), 100) - 30 AS profit", "CAST(pmod(hash(id, 2), 100) - 30 AS DECIMAL(7,2)) AS price",
+      "IF(pmod(hash(id, 3), 2) = 0, NULL, 1) AS n", "id % 5000 AS pair")
+    sketch("est_signs")
+    def kept(e: String, test: String = "x > 0", where: String = "") =
+      s"SELECT customer, x FROM (SELECT customer, $e AS x FROM est_signs $where GROUP BY customer) WHERE $test"
+    // (value, test, filter below, groups Spark keeps (measured once, checked again), the estimate's range)
+    val cases = Seq(
+      // no amount below 0: a group passes where one of its 2 is 5 (1 - 0.75^2); a minimum where both are
+      ("sum(amount)", "x > 0", "", 4372, 4000, 4800), ("avg(amount)", "x > 0", "", 4372, 4000, 4800),
+      ("min(amount)", "x > 0", "", 633, 450, 800),
+      // no value above 0: a sum passes `>= 0` where all are 0 (0.75^2), `> 0` never (an estimate is at least 1)
+      ("sum(-amount)", "x >= 0", "", 5628, 5000, 6200), ("sum(-amount)", "0 < x", "", 0, 1, 1),
+      // both signs: the normal approximation, Φ(19.5 × √2 / 28.7); a maximum 1 - 0.3^2, a minimum 0.7^2
+      ("sum(profit)", "x > 0", "", 8143, 7500, 8800), ("avg(profit)", "x > 0", "", 8143, 7500, 8800),
+      ("max(profit)", "x > 0", "", 9080, 8600, 9600), ("min(profit)", "x > 0", "", 4831, 4400, 5300),
+      // a short decimal's sum and average as Spark computes them (unscaled, then MakeDecimal or divided and cast)
+      ("sum(price)", "x > 0", "", 8126, 7500, 8800), ("avg(price)", "CAST(x AS DOUBLE) > 0", "", 8126, 7500, 8800),
+      // TPC-DS q4's form, a quotient of columns' sum by a literal: Φ(19.5 × √2 / 20.3)
+      ("sum((profit + price) / 2)", "x > 0", "", 9070, 8500, 9600),
+      // the NULLs of a value whose columns' NULL counts do not tell them: the sample's (half), 1 - 0.5^2
+      ("sum(abs(n))", "x IS NOT NULL", "", 7453, 6900, 8000),
+      // the table's filter in the plan decides which sampled rows count: every profit kept is below 0
+      ("sum(profit)", "x > 0", "WHERE profit < 0", 0, 1, 1))
+    for ((e, test, where, measured, lo, hi) <- cases) {
+      assert(spark.sql(kept(e, test, where)).count() == measured, (e, test, where))
+      val est = estimateOf(kept(e, test, where))
+      assert(est.rows.exists(r => r >= lo && r <= hi) && est.source == "estimate: file metadata, sketch, sample", (e, test, where, est))
+    }
+    // every group kept, its input's estimate (the customers' HyperLogLog count) and label: a count,
+    // never below 0 and above 0 in every group (count(*)); a sum where no value is below 0
+    for ((e, test) <- Seq("count(*)" -> "x > 0", "count(*)" -> "x >= 0", "sum(amount)" -> "x >= 0")) {
+      assert(spark.sql(kept(e, test)).count() == 10000)
+      val est = estimateOf(kept(e, test))
+      assert(est.rows.exists(r => r >= 9000 && r <= 10000) && est.source == "estimate: file metadata, sketch", est)
+    }
+    // a NULL test of an average of sums: the inner sums' NULLs from their groups (a quarter of the
+    // customers have n NULL on both rows), then 2 customers a pair (1 - 0.25^2)
+    val nested = "SELECT pair, a FROM (SELECT pair, avg(t) * 1.2 AS a FROM " +
+      "(SELECT customer, pair, sum(n) AS t FROM est_signs GROUP BY customer, pair) GROUP BY pair) WHERE a IS NOT NULL"
+    val measured = spark.sql(nested).count()
+    assert(measured >= 4500 && measured <= 4850, measured)
+    val est = estimateOf(nested)
+    // (the pairs' HyperLogLog count, 4,700 or so, times 0.94)
+    assert(est.rows.exists(r => r >= 4150 && r <= 4850) && est.source == "estimate: file metadata, sketch", est)
+    // other comparisons, FILTER clauses, values the sample cannot evaluate (random, computed below
+    // the aggregate): unknown, as before
+    for ((e, test) <- Seq("sum(amount)" -> "x > 5", "sum(amount) FILTER (WHERE profit > 0)" -> "x > 0", "sum(profit)" -> "x < 0"))
+      assert(estimateOf(kept(e, test)).rows.isEmpty, e -> test)
+    val random = "SELECT customer, x FROM (SELECT customer, sum(v) AS x FROM " +
+      "(SELECT customer, profit * rand() AS v FROM est_signs) GROUP BY customer) WHERE x > 0"
+    assert(estimateOf(random).rows.isEmpty)
   }
 
   test("a rank limit per window partition keeps k rows per partition, not its input's rows") {
