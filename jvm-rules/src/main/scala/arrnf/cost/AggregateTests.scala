@@ -91,10 +91,16 @@ private object SignTest {
   }
   private object Zero {
     def unapply(e: Expression): Boolean = e match {
-      case Literal(d: Decimal, _) => d.isZero
-      case Literal(n: java.lang.Number, _: NumericType) => n.doubleValue == 0.0
+      case Literal(v, _: NumericType) => number(v).contains(0.0)
       case _ => false
     }
+  }
+
+  /** A literal number's value (a decimal's too). */
+  def number(v: Any): Option[Double] = v match {
+    case d: Decimal => Some(d.toDouble)
+    case n: java.lang.Number => Some(n.doubleValue)
+    case _ => None
   }
 }
 
@@ -143,7 +149,7 @@ private final class AggregateResults(statsOf: LogicalPlan => Option[Statistics],
     case (Multiply(x, Literal(v, _), _), _) if positive(v) => keptShare(x, test, at)
     case (Multiply(Literal(v, _), x, _), _) if positive(v) => keptShare(x, test, at)
     case (Divide(x, Literal(v, _), _), _) if positive(v) => keptShare(x, test, at)
-    case (Divide(x, Literal(v, _), _), NotNull) if number(v).exists(_ != 0.0) => keptShare(x, test, at)
+    case (Divide(x, Literal(v, _), _), NotNull) if nonZero(v) => keptShare(x, test, at)
     case (Multiply(x, _: Literal, _), NotNull) => keptShare(x, test, at)
     case (Multiply(_: Literal, x, _), NotNull) => keptShare(x, test, at)
     case (Add(x, _: Literal, _), NotNull) => keptShare(x, test, at)
@@ -156,13 +162,8 @@ private final class AggregateResults(statsOf: LogicalPlan => Option[Statistics],
     case _ => None
   }
 
-  private def positive(v: Any): Boolean = number(v).exists(_ > 0.0)
-
-  private def number(v: Any): Option[Double] = v match {
-    case d: Decimal => Some(d.toDouble)
-    case n: java.lang.Number => Some(n.doubleValue)
-    case _ => None
-  }
+  private def positive(v: Any): Boolean = SignTest.number(v).exists(_ > 0.0)
+  private def nonZero(v: Any): Boolean = SignTest.number(v).exists(_ != 0.0)
 
   // The chance that `fn` over a group of `r` rows, whose argument's values fall as `s`, is above 0
   // (or at least 0 where not `strict`).
@@ -186,13 +187,15 @@ private final class AggregateResults(statsOf: LogicalPlan => Option[Statistics],
 
   // How `x` (an aggregate's argument) falls on the sample of the one table whose columns it reads,
   // under the filter directly above that table in the plan.
-  private def signs(x: Expression, at: AggregateGroups): Option[Sketches.Signs] = {
+  // (once per aggregate and argument: a value's NULL and sign tests both ask, each a walk of the plan)
+  private val told = scala.collection.mutable.Map.empty[(Aggregate, Expression), Option[Sketches.Signs]]
+  private def signs(x: Expression, at: AggregateGroups): Option[Sketches.Signs] = told.getOrElseUpdate((at.g, x), {
     val leaf = at.g.child.collectLeaves().find(l => x.references.nonEmpty && x.references.subsetOf(l.outputSet))
     val filter = leaf.flatMap(l => at.g.child.collectFirst { case f: Filter if f.child eq l => f.condition })
-    val told = for (l <- leaf; sample <- sampleOf(l); s <- sample.signs(x, filter, l.output) if s.size > 0) yield s
-    sampled ||= told.isDefined
-    told
-  }
+    val answer = for (l <- leaf; sample <- sampleOf(l); s <- sample.signs(x, filter, l.output) if s.size > 0) yield s
+    sampled ||= answer.isDefined
+    answer
+  })
 
   // The share of input rows on which `x` (columns, literals, their sums, differences, products,
   // negations and quotients by a literal) is NULL: one of its columns NULL, the columns taken as
@@ -206,7 +209,7 @@ private final class AggregateResults(statsOf: LogicalPlan => Option[Statistics],
       x.children.foldLeft(Option(0.0)) { (none, c) =>
         for (s <- none; t <- nullShare(c, at)) yield 1.0 - (1.0 - s) * (1.0 - t)
       }.orElse(sampledNulls(x, at))
-    case Divide(y, Literal(v, _), _) if number(v).exists(_ != 0.0) => nullShare(y, at).orElse(sampledNulls(x, at))
+    case Divide(y, Literal(v, _), _) if nonZero(v) => nullShare(y, at).orElse(sampledNulls(x, at))
     case _ => sampledNulls(x, at)
   }
 
