@@ -2,14 +2,14 @@ package arrnf.cost
 
 import scala.util.Try
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeMap, BinaryComparison, Coalesce, EqualTo, Equality, ExprId, Expression, GreaterThan, GreaterThanOrEqual, In, InSet, IntegerLiteral, IsNotNull, IsNull, LessThan, LessThanOrEqual, Literal, NamedExpression, Not, Or, Rank, RowNumber, ScalarSubquery, WindowExpression}
+import org.apache.spark.sql.catalyst.expressions.{Add, Alias, And, Attribute, AttributeMap, BinaryComparison, Coalesce, EqualTo, Equality, ExprId, Expression, GreaterThan, GreaterThanOrEqual, In, InSet, IntegerLiteral, IsNotNull, IsNull, LessThan, LessThanOrEqual, Literal, NamedExpression, Not, Or, Rank, RowNumber, ScalarSubquery, WindowExpression}
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, LeftAnti, LeftOuter, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Filter, Join, LeafNode, LogicalPlan, Project, Statistics, Window}
 import org.apache.spark.sql.catalyst.trees.TreePattern.{EXISTS_SUBQUERY, IN_SUBQUERY, LIST_SUBQUERY}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
-import org.apache.spark.sql.types.{BooleanType, DateType, NumericType, TimestampType}
+import org.apache.spark.sql.types.{BooleanType, DateType, IntegerType, LongType, NumericType, TimestampType}
 
 import arrnf.stats.Sketches
 
@@ -109,28 +109,32 @@ private[cost] trait DerivedStatistics extends KeptShares with Sources with Aggre
    * flags, which its estimation does not cover. A flag is true on the rows its join, taken as a
    * semi join, keeps (`semiRows`; an existence join keeps every row, so each join's left side has
    * the filter's `rows`); flags combine as independent: AND multiplies their shares, OR keeps 1 -
-   * the product of 1 - each, NOT 1 - the share (a flag is never NULL). None where the condition
-   * reads anything but flags of existence joins below the filter (through projections of columns
-   * and other existence joins), or a flag's semi join is not estimated.
+   * the product of 1 - each, NOT 1 - the share (a flag is never NULL). A part that reads no flag
+   * keeps its `sampled` share (a test of one sampled table's columns: TPC-DS q45's `substr(ca_zip,
+   * 1, 5) IN (…) OR exists`). None where the condition reads no flag of existence joins below the
+   * filter (through projections of columns and other existence joins), a part is not told, or a
+   * flag's semi join is not estimated.
    * {{{
    *   flag shares 0.6 and 0.3:  a OR b keeps 1 - 0.4 x 0.7 = 0.72,  a AND NOT b keeps 0.6 x 0.7 = 0.42
    * }}}
    */
-  def flagged(f: Filter, rows: BigInt, semiRows: Join => Option[BigInt]): Option[BigInt] = {
+  def flagged(f: Filter, rows: BigInt, semiRows: Join => Option[BigInt], sampled: Expression => Option[Double]): Option[BigInt] = {
     def joins(p: LogicalPlan): Seq[(ExprId, Join)] = p match {
       case j @ Join(left, _, ExistenceJoin(flag), _, _) => (flag.exprId -> j) +: joins(left)
       case Project(columns, child) if columns.forall(_.isInstanceOf[Attribute]) => joins(child)
       case _ => Nil
     }
     val flags = joins(f.child).toMap
+    def flagsOnly(e: Expression) = e.references.forall(a => flags.contains(a.exprId))
     def share(e: Expression): Option[Double] = e match {
-      case a: Attribute => flags.get(a.exprId).flatMap(semiRows).map(n => math.min(1.0, n.toDouble / rows.max(1).toDouble))
-      case Not(x) => share(x).map(1.0 - _)
+      case a: Attribute if flags.contains(a.exprId) => flags.get(a.exprId).flatMap(semiRows).map(n => math.min(1.0, n.toDouble / rows.max(1).toDouble))
+      case _ if !e.references.exists(a => flags.contains(a.exprId)) => sampled(e)
+      case Not(x) if flagsOnly(x) => share(x).map(1.0 - _)
       case And(l, r) => for (x <- share(l); y <- share(r)) yield x * y
       case Or(l, r) => for (x <- share(l); y <- share(r)) yield 1.0 - (1.0 - x) * (1.0 - y)
       case _ => None
     }
-    if (flags.isEmpty) None else share(f.condition).map(s => RoundUp(BigDecimal(rows) * BigDecimal(s)).min(rows))
+    if (!f.condition.references.exists(a => flags.contains(a.exprId))) None else share(f.condition).map(s => RoundUp(BigDecimal(rows) * BigDecimal(s)).min(rows))
   }
 
   /**
@@ -174,9 +178,11 @@ private[cost] trait DerivedStatistics extends KeptShares with Sources with Aggre
    * columns ([[estimable]]: tests of values, TPC-H q7's pairs of nations), with the share of rows
    * that each inequality of two counted columns keeps (`a <> b`: all but one in the larger
    * distinct count, as Spark's join estimation takes an equality to keep one; NULLs dropped; TPC-DS
-   * q95's orders shipped from two warehouses). None where another part remains.
+   * q95's orders shipped from two warehouses), and the share of its sides' sampled pairs that each
+   * other part keeps (`sampled`: [[arrnf.stats.SampledPairs]]; TPC-DS q72's quantities on hand
+   * below those sold). None where another part remains.
    */
-  def filteredJoin(j: Join): Option[(LogicalPlan, Double)] = j match {
+  def filteredJoin(j: Join, sampled: Expression => Option[Double]): Option[(LogicalPlan, Double)] = j match {
     case ExtractEquiJoinKeys(Inner, leftKeys, rightKeys, Some(other), _, _, _, _) if leftKeys.nonEmpty =>
       val keyed = j.copy(condition = Some(leftKeys.zip(rightKeys).map { case (l, r) => EqualTo(l, r): Expression }.reduce(And)))
       val out = keyed.stats
@@ -190,7 +196,9 @@ private[cost] trait DerivedStatistics extends KeptShares with Sources with Aggre
         def nonNull(n: BigInt) = out.rowCount.filter(_ > 0).fold(1.0)(rows => 1.0 - (n.min(rows).toDouble / rows.toDouble))
         (1.0 - 1.0 / dl.max(dr).max(1).toDouble) * nonNull(nl) * nonNull(nr)
       }.product
-      Option.when(rest.forall(estimable(_, out.attributeStats, onLeaf = false)))(rest.reduceOption(And).fold[LogicalPlan](keyed)(Filter(_, keyed)) -> share)
+      val (counted, others) = rest.partition(estimable(_, out.attributeStats, onLeaf = false))
+      val byPairs = others.map(sampled)
+      Option.when(byPairs.forall(_.isDefined))(counted.reduceOption(And).fold[LogicalPlan](keyed)(Filter(_, keyed)) -> share * byPairs.flatten.product)
     case _ => None
   }
 
@@ -199,19 +207,82 @@ private[cost] trait DerivedStatistics extends KeptShares with Sources with Aggre
    * d_week_seq FROM date_dim WHERE d_date = ...)`: TPC-DS q6, q14b, q58) made an equality to a value
    * within the column's range (its least; any value for a column without a range): the subquery's
    * value is one the column may hold, unknown while planning, and Spark's estimate of an equality
-   * to any value in range is the same (one in the column's distinct count). None where there is no
-   * such equality, or its column has no distinct count.
+   * to any value in range is the same (one in the column's distinct count). Likewise a range
+   * between two such values that differ by a constant ([[rangeOfSubqueries]]). None where there is
+   * no such equality or range, or its column has no distinct count.
    */
   def oneValueOfSubqueries(condition: Expression, stats: AttributeMap[ColumnStat]): Option[Expression] = {
     def value(a: Attribute): Option[Literal] = stats.get(a).filter(_.distinctCount.isDefined)
       .map(s => s.min.map(Literal(_, a.dataType)).getOrElse(Literal.default(a.dataType)))
-    var replaced = false
-    val out = condition.transformUp {
+    val ranged = rangeOfSubqueries(condition, stats)
+    var replaced = ranged.isDefined
+    val out = ranged.getOrElse(condition).transformUp {
       case e @ EqualTo(a: Attribute, _: ScalarSubquery) => value(a).map { v => replaced = true; EqualTo(a, v) }.getOrElse(e)
       case e @ EqualTo(_: ScalarSubquery, a: Attribute) => value(a).map { v => replaced = true; EqualTo(v, a) }.getOrElse(e)
     }
     Option.when(replaced)(out)
   }
+
+  /**
+   * `condition` with each range of an integer column between two scalar subqueries' values that
+   * differ by a constant made the same range from the column's least value: TPC-DS q54's
+   * `d_month_seq BETWEEN (SELECT DISTINCT d_month_seq + 1 …) AND (SELECT DISTINCT d_month_seq + 3 …)`,
+   * two subqueries alike but for the constant added, three months whichever they are (91 days;
+   * unknown before). None where there is no such range, or its column has no least value.
+   * {{{
+   *   x >= (SELECT max(m) + 1 FROM t WHERE y = 3) AND x <= (SELECT max(m) + 3 FROM t WHERE y = 3)
+   *   ==>  x >= least AND x <= least + 2
+   * }}}
+   */
+  def rangeOfSubqueries(condition: Expression, stats: AttributeMap[ColumnStat]): Option[Expression] = {
+    val conjuncts = splitConjunctivePredicates(condition)
+    // (column, lower bound?, subquery) of each conjunct bounding an integer column by a subquery's value
+    val bounds = conjuncts.flatMap { c =>
+      (c match {
+        case GreaterThanOrEqual(a: Attribute, s: ScalarSubquery) => Some((a, true, s))
+        case LessThanOrEqual(s: ScalarSubquery, a: Attribute) => Some((a, true, s))
+        case LessThanOrEqual(a: Attribute, s: ScalarSubquery) => Some((a, false, s))
+        case GreaterThanOrEqual(s: ScalarSubquery, a: Attribute) => Some((a, false, s))
+        case _ => None
+      }).filter(b => b._1.dataType == IntegerType || b._1.dataType == LongType).map(c -> _)
+    }
+    val ranges = for {
+      (lc, (a, true, lo)) <- bounds
+      (hc, (b, false, hi)) <- bounds if a.exprId == b.exprId
+      width <- offsetBetween(lo.plan, hi.plan) if width >= 0
+      least <- stats.get(a).flatMap(_.min)
+    } yield {
+      val from = BigInt(least.toString)
+      def lit(v: BigInt) = if (a.dataType == IntegerType) Literal(v.toInt) else Literal(v.toLong)
+      (lc, hc, And(GreaterThanOrEqual(a, lit(from)), LessThanOrEqual(a, lit(from + width))): Expression)
+    }
+    ranges.headOption.map { case (lc, hc, range) =>
+      (conjuncts.filterNot(c => (c eq lc) || (c eq hc)) :+ range).reduce(And)
+    }
+  }
+
+  // The integer constants added in `p`'s expressions, in order, and `p` with each made 0.
+  private def added(p: LogicalPlan): (Seq[BigInt], LogicalPlan) = {
+    val constants = p.collect { case n => n.expressions.flatMap(_.collect {
+      case Add(_, Literal(v: Int, IntegerType), _) => BigInt(v)
+      case Add(_, Literal(v: Long, LongType), _) => BigInt(v)
+    }) }.flatten
+    (constants, p.transformAllExpressions {
+      case x @ Add(_, Literal(_: Int, IntegerType), _) => x.withNewChildren(Seq(x.left, Literal(0)))
+      case x @ Add(_, Literal(_: Long, LongType), _) => x.withNewChildren(Seq(x.left, Literal(0L)))
+    })
+  }
+
+  /** How much `hi`'s value exceeds `lo`'s, where the two plans are alike but for one integer
+   *  constant added (`d_month_seq + 1`, `d_month_seq + 3`). */
+  def offsetBetween(lo: LogicalPlan, hi: LogicalPlan): Option[BigInt] = Try {
+    val ((a, x), (b, y)) = (added(lo), added(hi))
+    if (a.size != b.size || x.canonicalized != y.canonicalized) None
+    else a.zip(b).filter { case (u, v) => u != v } match {
+      case Seq((u, v)) => Some(v - u)
+      case _ => None
+    }
+  }.toOption.flatten
 
   /** `below`'s entries (by a child's column) for the columns a projection passes on or renames. */
   def throughProject[T](list: Seq[NamedExpression], below: Map[ExprId, T]): Map[ExprId, T] = list.flatMap {

@@ -215,7 +215,7 @@ final class Estimator extends PredicateHelper {
               case _ => None
             }
             lazy val filtered = copied match {
-              case j: Join => Try(Estimator.filteredJoin(j)).toOption.flatten
+              case j: Join => Try(Estimator.filteredJoin(j, samples.pairShare(p))).toOption.flatten
               case _ => None
             }
             lazy val unmatched = p match {
@@ -225,7 +225,7 @@ final class Estimator extends PredicateHelper {
             // A filter of existence joins' flags (EXISTS … OR EXISTS …): each flag true on its semi join's rows.
             lazy val existence = p match {
               case f: Filter => in.flatMap(_.rowCount).flatMap(m =>
-                Try(Estimator.flagged(f, m, j => semiOf(j.copy(joinType = LeftSemi)).flatMap(_.rowCount))).toOption.flatten)
+                Try(Estimator.flagged(f, m, j => semiOf(j.copy(joinType = LeftSemi)).flatMap(_.rowCount), samples.tableShare(p))).toOption.flatten)
               case _ => None
             }
             lazy val ranked = p match {
@@ -271,7 +271,9 @@ final class Estimator extends PredicateHelper {
                 keeping(ranked.get)
               // A left outer join's unmatched rows: its anti join's.
               case _: Filter if !sparkEstimates && unmatched.isDefined => ours(unmatched.get.copy(sizeInBytes = size))
-              case _: Filter if !sparkEstimates && existence.isDefined => keeping(existence.get)
+              case _: Filter if !sparkEstimates && existence.isDefined =>
+                if (samples.read(p)) sourcesBelow.put(p, below + "sample")
+                keeping(existence.get)
               // NULL and sign tests of an aggregate's results: the groups whose values pass.
               case _: Filter if !sparkEstimates && aggregateTests.isDefined =>
                 if (aggregateTests.get._2) sourcesBelow.put(p, below + "sample")
@@ -288,6 +290,7 @@ final class Estimator extends PredicateHelper {
               // filter estimation covers (or `a <> b`): the join on its keys, so filtered.
               case j: Join if unestimated(j, children).contains(UnestimatedCondition) && filtered.isDefined =>
                 val (plan, share) = filtered.get
+                if (samples.read(p)) sourcesBelow.put(p, below + "sample")
                 val kept = if (share == 1.0) plan else Try(plan.stats).toOption.filter(_.rowCount.isDefined).fold(plan)(s => EstimatedNode(plan,
                   s.copy(rowCount = s.rowCount.map(r => RoundUp(BigDecimal(r).toDouble * share)))))
                 sampled(kept, AttributeSet(j.condition.toSeq.flatMap(_.references)), children)
@@ -319,7 +322,8 @@ final class Estimator extends PredicateHelper {
                   n <- clustering.compositeJoin(j, (l, r))
                 } yield (n, n)).toOption.flatten
                 sampled(copied, AttributeSet(j.condition.toSeq.flatMap(_.references)), children,
-                  Try(joinKeys.rangeCaps(j, children, used)).getOrElse(Map.empty),
+                  (Try(joinKeys.rangeCaps(j, children, used)).getOrElse(Map.empty[ExprId, BigInt]).toSeq ++
+                    Try(joinKeys.uniqueKeyCaps(j, children, used)).getOrElse(Map.empty[ExprId, BigInt])).groupMapReduce(_._1)(_._2)(_ min _),
                   Try(joinKeys.independent(j, children)).toOption.flatten.orElse(composite))
               // Computed columns, which Spark's estimation drops.
               case pr: Project if in.exists(_.rowCount.isDefined) =>
@@ -365,6 +369,9 @@ final class Estimator extends PredicateHelper {
       copy(root)
     }
   }
+
+  // Shares of tables' samples for tests Spark's estimation does not cover, and the nodes that read them.
+  private lazy val samples = new SampledShares(leaf => leaves.sampleOf(leaf))
 
   private lazy val clustering = new Clustering(leaf => leaves.sampleOf(leaf), leaf => Option(copies.get(leaf)).map(_._1.stats))
   private lazy val joinKeys = new JoinKeys(leaf => leaves.sampleOf(leaf), leaf => Option(copies.get(leaf)).map(_._1.stats))

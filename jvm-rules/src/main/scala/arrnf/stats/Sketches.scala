@@ -380,6 +380,7 @@ object Sketches {
         }.toMap
         store.put(identity(h), Sketch(files, rows, columns, sample))
         changes.incrementAndGet()
+        SampledPairs.clear()
         s"$table: $rows rows, ${columns.size} columns sketched, ${sample.rows.size} rows sampled (${files.size} files)"
       case Seq() => s"$table: not sketched: it does not read files (only file tables and views over them are)"
       case many => s"$table: not sketched: it reads ${many.size} file relations (sketch each table it reads)"
@@ -409,5 +410,5 @@ object Sketches {
   }
 
   /** Forgets every sketch (tests). */
-  def clear(): Unit = { store.clear(); changes.incrementAndGet() }
+  def clear(): Unit = { store.clear(); changes.incrementAndGet(); SampledPairs.clear() }
 }

@@ -1,0 +1,45 @@
+package arrnf.cost
+
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.plans.logical.{LeafNode, LogicalPlan}
+
+import arrnf.stats.{SampledPairs, Sketches}
+
+/**
+ * The shares of tables' samples that tests Spark's estimation does not cover keep, for one
+ * [[Estimator]] (`sampleOf`: the sketch pass's sample of a table, a leaf), and which nodes read
+ * them (their estimates' label then says `sample`).
+ */
+private[cost] final class SampledShares(sampleOf: LeafNode => Option[Sketches.Sample]) {
+  private val reading = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[LogicalPlan, java.lang.Boolean]())
+
+  /** Whether the estimate of `p` read a sample here. */
+  def read(p: LogicalPlan): Boolean = reading.contains(p)
+
+  /** The share of pairs of rows of the two sampled tables under `p` whose columns `condition` reads
+   *  that it keeps ([[SampledPairs]]); None where it reads columns of one table or of more than two. */
+  def pairShare(p: LogicalPlan)(condition: Expression): Option[Double] =
+    p.collectLeaves().filter(l => condition.references.exists(l.outputSet.contains)) match {
+      case Seq(l: LeafNode, r: LeafNode) if condition.references.subsetOf(l.outputSet ++ r.outputSet) => for {
+        ls <- sampleOf(l)
+        rs <- sampleOf(r)
+        kept <- SampledPairs.share(condition, ls, l.output, rs, r.output)
+      } yield {
+        reading.add(p)
+        kept
+      }
+      case _ => None
+    }
+
+  /** The share of its table's sample that `condition`, over one sampled table's columns under `p`,
+   *  keeps (half a row's worth where none passes, as [[Estimator.sampledFilter]]). */
+  def tableShare(p: LogicalPlan)(condition: Expression): Option[Double] = for {
+    table <- p.collectLeaves().collectFirst {
+      case l: LeafNode if condition.references.nonEmpty && condition.references.subsetOf(l.outputSet) => l
+    }
+    kept <- sampleOf(table).flatMap(_.share(condition, table.output))
+  } yield {
+    reading.add(p)
+    (if (kept.whole) kept.kept.toDouble else math.max(kept.kept.toDouble, 0.5)) / math.max(kept.size, 1)
+  }
+}
