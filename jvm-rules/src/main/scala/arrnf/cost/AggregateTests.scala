@@ -4,7 +4,7 @@ import org.apache.commons.math3.special.Erf
 import org.apache.spark.sql.catalyst.expressions.{Add, Alias, Attribute, Cast, Divide, ExprId, Expression, GreaterThan, GreaterThanOrEqual, IsNotNull, LessThan, LessThanOrEqual, Literal, MakeDecimal, Multiply, PredicateHelper, Subtract, UnaryMinus, UnscaledValue}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Average, Count, Max, Min, Sum}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, LeafNode, LogicalPlan, Project, Statistics}
-import org.apache.spark.sql.types.{Decimal, NumericType}
+import org.apache.spark.sql.types.NumericType
 
 import arrnf.stats.Sketches
 
@@ -91,16 +91,9 @@ private object SignTest {
   }
   private object Zero {
     def unapply(e: Expression): Boolean = e match {
-      case Literal(v, _: NumericType) => number(v).contains(0.0)
+      case Literal(v, _: NumericType) => Sketches.number(v).contains(0.0)
       case _ => false
     }
-  }
-
-  /** A literal number's value (a decimal's too). */
-  def number(v: Any): Option[Double] = v match {
-    case d: Decimal => Some(d.toDouble)
-    case n: java.lang.Number => Some(n.doubleValue)
-    case _ => None
   }
 }
 
@@ -113,7 +106,7 @@ private final case class AggregateGroups(g: Aggregate, in: Statistics, rows: Big
 private final class AggregateResults(statsOf: LogicalPlan => Option[Statistics], sampleOf: LogicalPlan => Option[Sketches.Sample]) {
 
   /** Whether a sample told a share. */
-  var sampled = false
+  def sampled: Boolean = told.values.exists(_.isDefined)
 
   /** The share of the rows of `p` whose column `id`, a grouped aggregate's result below `p`, passes `test`. */
   def kept(p: LogicalPlan, id: ExprId, test: ResultTest): Option[Double] = for {
@@ -162,8 +155,8 @@ private final class AggregateResults(statsOf: LogicalPlan => Option[Statistics],
     case _ => None
   }
 
-  private def positive(v: Any): Boolean = SignTest.number(v).exists(_ > 0.0)
-  private def nonZero(v: Any): Boolean = SignTest.number(v).exists(_ != 0.0)
+  private def positive(v: Any): Boolean = Sketches.number(v).exists(_ > 0.0)
+  private def nonZero(v: Any): Boolean = Sketches.number(v).exists(_ != 0.0)
 
   // The chance that `fn` over a group of `r` rows, whose argument's values fall as `s`, is above 0
   // (or at least 0 where not `strict`).
@@ -193,7 +186,6 @@ private final class AggregateResults(statsOf: LogicalPlan => Option[Statistics],
     val leaf = at.g.child.collectLeaves().find(l => x.references.nonEmpty && x.references.subsetOf(l.outputSet))
     val filter = leaf.flatMap(l => at.g.child.collectFirst { case f: Filter if f.child eq l => f.condition })
     val answer = for (l <- leaf; sample <- sampleOf(l); s <- sample.signs(x, filter, l.output) if s.size > 0) yield s
-    sampled ||= answer.isDefined
     answer
   })
 

@@ -32,7 +32,7 @@ private[cost] final class SampledShares(sampleOf: LeafNode => Option[Sketches.Sa
     }
 
   /** The share of its table's sample that `condition`, over one sampled table's columns under `p`,
-   *  keeps (half a row's worth where none passes, as [[Estimator.sampledFilter]]). */
+   *  keeps ([[Sketches.Kept.share]]). */
   def tableShare(p: LogicalPlan)(condition: Expression): Option[Double] = for {
     table <- p.collectLeaves().collectFirst {
       case l: LeafNode if condition.references.nonEmpty && condition.references.subsetOf(l.outputSet) => l
@@ -40,6 +40,6 @@ private[cost] final class SampledShares(sampleOf: LeafNode => Option[Sketches.Sa
     kept <- sampleOf(table).flatMap(_.share(condition, table.output))
   } yield {
     reading.add(p)
-    (if (kept.whole) kept.kept.toDouble else math.max(kept.kept.toDouble, 0.5)) / math.max(kept.size, 1)
+    kept.share
   }
 }

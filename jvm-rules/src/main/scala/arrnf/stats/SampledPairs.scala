@@ -32,10 +32,8 @@ object SampledPairs {
   def share(condition: Expression, left: Sketches.Sample, leftOutput: Seq[Attribute],
       right: Sketches.Sample, rightOutput: Seq[Attribute]): Option[Double] = {
     if (!condition.deterministic || SubqueryExpression.hasSubquery(condition)) return None
-    def index(sample: Sketches.Sample, output: Seq[Attribute], offset: Int): Map[Long, Int] = output.flatMap { a =>
-      val i = sample.names.indexOf(a.name.toLowerCase(java.util.Locale.ROOT))
-      Option.when(i >= 0 && sample.types(i) == a.dataType)(a.exprId.id -> (offset + i))
-    }.toMap
+    def index(sample: Sketches.Sample, output: Seq[Attribute], offset: Int): Map[Long, Int] =
+      output.flatMap(a => sample.at(a).map(i => a.exprId.id -> (offset + i))).toMap
     val (l, r) = (index(left, leftOutput, 0), index(right, rightOutput, left.names.size))
     val bound = Try(condition.transform {
       case a: AttributeReference if l.contains(a.exprId.id) || r.contains(a.exprId.id) =>

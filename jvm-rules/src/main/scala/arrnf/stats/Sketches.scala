@@ -28,6 +28,13 @@ import arrnf.stats.FileFacts.FileKey
 object Sketches {
   final case class Sketch(files: Seq[FileKey], rows: Long, columns: Map[String, ColumnStat], sample: Sample)
 
+  /** A number's value as a double (a decimal's too); None for anything else. */
+  def number(v: Any): Option[Double] = v match {
+    case d: Decimal => Some(d.toDouble)
+    case n: java.lang.Number => Some(n.doubleValue)
+    case _ => None
+  }
+
   /** Rows sampled per table: a filter keeping one row in 100 is seen on about 20 of them, and
    *  planning evaluates a filter on every one (10,000 made an IN list of 400 zip codes cost 35 ms). */
   val SampleRows = 2000
@@ -64,7 +71,11 @@ object Sketches {
   /** What a filter keeps of a sample: `kept` of its `size` rows (all the table's rows where
    *  `whole`), and per column the filter reads (lower-case name), the share of the sample's distinct
    *  values of that column found among the kept rows. */
-  final case class Kept(kept: Int, size: Int, whole: Boolean, distinctShare: Map[String, Double])
+  final case class Kept(kept: Int, size: Int, whole: Boolean, distinctShare: Map[String, Double]) {
+    /** The share of the table kept: exact where the sample is the whole table, else at least half a
+     *  sampled row's worth (as [[arrnf.cost.KeptShares.sampledFilter]] counts rows). */
+    def share: Double = (if (whole) kept.toDouble else math.max(kept.toDouble, 0.5)) / math.max(size, 1)
+  }
 
   /** A number's values on a sample's `size` rows ([[Sample.signs]]): `nulls` NULL, `below`, `zero`
    *  and `above` 0; the `mean` and standard deviation `sd` of those not NULL. */
@@ -91,7 +102,8 @@ object Sketches {
       bind(condition, output).flatMap(b => cached(answers, (b.canonicalized, extra))(Try(evaluate(b, extra)).toOption))
     }
 
-    private def at(a: Attribute): Option[Int] = Some(names.indexOf(a.name.toLowerCase(java.util.Locale.ROOT)))
+    /** The sample's position of column `a` (by lower-case name), where it was sampled with `a`'s type. */
+    def at(a: Attribute): Option[Int] = Some(names.indexOf(a.name.toLowerCase(java.util.Locale.ROOT)))
       .filter(i => i >= 0 && types(i) == a.dataType)
 
     // `condition` over `output` bound to the sample's columns; None where it cannot be evaluated here.
@@ -228,11 +240,8 @@ object Sketches {
 
     private def signsOf(bound: Expression, condition: Option[Expression]): Signs = {
       val in = condition.fold(rows)(keptBy)
-      val values = in.iterator.flatMap(r => Option(bound.eval(r))).map {
-        case d: Decimal => d.toDouble
-        case n: java.lang.Number => n.doubleValue
-        case other => throw new IllegalArgumentException(s"not a number: $other")
-      }.toArray
+      val values = in.iterator.flatMap(r => Option(bound.eval(r)))
+        .map(v => number(v).getOrElse(throw new IllegalArgumentException(s"not a number: $v"))).toArray
       val mean = if (values.isEmpty) 0.0 else values.sum / values.length
       val sd = if (values.length < 2) 0.0 else math.sqrt(values.iterator.map(v => (v - mean) * (v - mean)).sum / (values.length - 1))
       Signs(in.size, in.size - values.length, values.count(_ < 0), values.count(_ == 0), values.count(_ > 0), mean, sd)
