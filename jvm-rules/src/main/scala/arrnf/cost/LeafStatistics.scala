@@ -8,7 +8,7 @@ import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.internal.SQLConf
 
-import arrnf.stats.{RelationStatistics, Sketches}
+import arrnf.stats.{FileRelationSizes, RelationStatistics, Sketches}
 
 /**
  * The statistics of a plan's leaves, from the best source at hand, with its label: catalog
@@ -30,7 +30,7 @@ private[cost] final class LeafStatistics {
     // A file relation without catalog statistics states only its files' size, whatever the settings:
     // the node's own statistics, computed once for it (Spark's planning and the rules ask too).
     val own = Try(leaf match {
-      case LogicalRelation(_, _, table, _, _) if table.forall(_.stats.isEmpty) => leaf.stats
+      case r: LogicalRelation if r.catalogTable.forall(_.stats.isEmpty) => FileRelationSizes.put(r); leaf.stats
       case _ => leaf.computeStats()
     }).getOrElse(Statistics(sizeInBytes = SQLConf.get.defaultSizeInBytes))
     leaf match {

@@ -17,6 +17,7 @@ import arrnf.ArrnfConf
 import arrnf.catalyst.Effects
 import arrnf.cost.Estimator
 import arrnf.rules.eager.{JoinGraph, Partial}
+import arrnf.stats.FileRelationSizes
 
 /**
  * Eager aggregation: the ring's product distributes over its sum, so an aggregate over an inner
@@ -123,7 +124,8 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
   val MinSavedShare = BigDecimal("0.1")
 
   override def apply(plan: LogicalPlan): LogicalPlan = {
-    if (plan.isStreaming) return plan
+    if (plan.isStreaming || !plan.containsAllPatterns(AGGREGATE, JOIN)) return plan
+    FileRelationSizes.put(plan) // the broadcast tests and estimates read them: sized once per listing
     // One estimator for the plan: its inputs' statistics are read once for all its aggregates.
     lazy val estimator = new Estimator()
     plan.transformUpWithPruning(_.containsAllPatterns(AGGREGATE, JOIN)) {
