@@ -324,7 +324,8 @@ final class Estimator extends PredicateHelper {
                 sampled(copied, AttributeSet(j.condition.toSeq.flatMap(_.references)), children,
                   (Try(joinKeys.rangeCaps(j, children, used)).getOrElse(Map.empty[ExprId, BigInt]).toSeq ++
                     Try(joinKeys.uniqueKeyCaps(j, children, used)).getOrElse(Map.empty[ExprId, BigInt])).groupMapReduce(_._1)(_._2)(_ min _),
-                  Try(joinKeys.independent(j, children)).toOption.flatten.orElse(composite))
+                  Try(joinKeys.independent(j, children)).toOption.flatten.orElse(composite)
+                    .orElse(Try(joinKeys.uniqueKeyAndEqualities(j, children)).toOption.flatten))
               // Computed columns, which Spark's estimation drops.
               case pr: Project if in.exists(_.rowCount.isDefined) =>
                 val derived = Try(Estimator.derivedColumns(pr.projectList, in.get)).getOrElse(Nil)

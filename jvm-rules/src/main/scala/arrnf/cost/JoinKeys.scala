@@ -1,9 +1,9 @@
 package arrnf.cost
 
-import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeSet, ExprId, GreaterThanOrEqual, LessThanOrEqual, Literal}
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeSet, EqualTo, ExprId, GreaterThanOrEqual, LessThanOrEqual, Literal}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{Inner, LeftAnti, LeftSemi}
-import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Filter, Join, LeafNode, LogicalPlan, Project, Statistics}
+import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Filter, Join, JoinHint, LeafNode, LogicalPlan, Project, Statistics}
 import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.types.{ByteType, DataType, IntegerType, LongType, ShortType}
 
@@ -118,6 +118,42 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
         } yield {
           val share = BigDecimal(kept.min(u)) / BigDecimal(u)
           (RoundUp(BigDecimal(rows) * share).max(1), RoundUp(BigDecimal(d) * share).max(1))
+        }
+      }.minByOption(_._1)
+    case _ => None
+  }
+
+  /**
+   * The rows of inner join `j` on several pairs of columns where one pair's column is unique on its
+   * side (a dimension's key: `inv_date_sk = d2.d_date_sk`) and the other pairs compare that side's
+   * other columns (`d1.d_week_seq = d2.d_week_seq`): the join on the unique key alone (Spark's
+   * estimate: each row of the other side meets its key's one row), of which each further pair keeps
+   * one in as many values as its more varied column takes there, taken as independent. The unique
+   * side's column takes no more values than the keys it is matched by (the other side's distinct
+   * keys). Spark's estimation divides by one pair's values alone, the pair that keeps fewest: TPC-DS
+   * q72's inventory joined to its date by key and to the sale's week, 1.3 million result rows
+   * estimated for 2,063 measured (each inventory row's date is in its sale's week for one of the 261
+   * weeks its dates take). With the rows, the distinct count of the keys they keep (at most the
+   * rows). None where no pair's column is unique on its side or a count is unknown.
+   */
+  def uniqueKeyAndEqualities(j: Join, children: Seq[LogicalPlan]): Option[(BigInt, BigInt)] = j match {
+    case ExtractEquiJoinKeys(Inner, lks, rks, None, _, _, _, _) if lks.size > 1 && (lks ++ rks).forall(_.isInstanceOf[Attribute]) =>
+      val stats = children.map(_.stats)
+      val keys = Seq(lks.map(_.asInstanceOf[Attribute]), rks.map(_.asInstanceOf[Attribute]))
+      def distinct(side: Int, k: Int): Option[BigInt] = stats(side).attributeStats.get(keys(side)(k)).flatMap(_.distinctCount)
+      Seq(0, 1).flatMap { u =>
+        val o = 1 - u
+        for {
+          uRows <- stats(u).rowCount
+          k <- keys(u).indices.find(k => distinct(u, k).exists(d => Estimator.nearlyUnique(d, uRows)))
+          matchedBy <- distinct(o, k)
+          byKey <- Join(children.head, children(1), Inner, Some(EqualTo(lks(k), rks(k))), JoinHint.NONE).stats.rowCount
+          share <- keys(u).indices.filter(_ != k).foldLeft(Option(BigDecimal(1))) { (kept, i) =>
+            for (s <- kept; du <- distinct(u, i); dO <- distinct(o, i)) yield s / BigDecimal(dO.max(du.min(matchedBy)).max(1))
+          }
+        } yield {
+          val rows = RoundUp(BigDecimal(byKey) * share).max(1)
+          (rows, rows)
         }
       }.minByOption(_._1)
     case _ => None
