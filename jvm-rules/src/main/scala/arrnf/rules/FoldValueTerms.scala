@@ -1,11 +1,8 @@
 package arrnf.rules
 
-import java.lang.ref.WeakReference
-
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, If, IsNull, Literal, Multiply, Subtract, UnaryMinus}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.types._
 
 import arrnf.catalyst.Effects
@@ -43,9 +40,8 @@ object FoldValueTerms extends Rule[LogicalPlan] {
 
   // UnaryMinus carries no tree-pattern bit in Spark 4.3, so there is nothing to prune on. The
   // rule runs in every iteration of the fixed-point batch and almost never applies: a read-only
-  // search first (each node searched once: `hasTerm`), the rewriting walk (which copies nodes)
-  // only where a term is found. The fold needs the node: a column's definition is read from the
-  // node's children.
+  // search first, the rewriting walk (which copies nodes) only where a term is found. The fold
+  // needs the node: a column's definition is read from the node's children.
   override def apply(plan: LogicalPlan): LogicalPlan =
     if (!plan.exists(hasTerm)) plan
     else plan.transformUp {
@@ -55,20 +51,7 @@ object FoldValueTerms extends Rule[LogicalPlan] {
     }
 
   private val anyTerm = fold(_ => true)
-
-  // A node searched and found without a term is marked, so that the next iterations of the batch,
-  // which see most nodes again unchanged, do not search it again. The mark is a weak reference to
-  // the node itself: Spark copies a node's tags to the nodes it rewrites it into, whose expressions
-  // may differ, so the mark holds only on the very node it was set on.
-  private val NoTerm = TreeNodeTag[WeakReference[LogicalPlan]]("arrnf.FoldValueTerms.noTerm")
-
-  private def hasTerm(node: LogicalPlan): Boolean =
-    if (node.getTagValue(NoTerm).exists(_.get eq node)) false
-    else {
-      val found = node.expressions.exists(_.exists(anyTerm.isDefinedAt))
-      if (!found) node.setTagValue(NoTerm, new WeakReference(node))
-      found
-    }
+  private def hasTerm(node: LogicalPlan): Boolean = node.expressions.exists(_.exists(anyTerm.isDefinedAt))
 
   private def fold(safe: Attribute => Boolean): PartialFunction[Expression, Expression] = {
     case UnaryMinus(UnaryMinus(x, innerFails), outerFails) if involutive(x.dataType, innerFails, outerFails) =>

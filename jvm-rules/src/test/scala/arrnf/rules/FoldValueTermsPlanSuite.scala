@@ -32,16 +32,6 @@ class FoldValueTermsPlanSuite extends RulePlanTest {
     assertSameOutput(optimized, input)
   }
 
-  test("a node searched without a term is not searched again, but a node rewritten from it (its tags copied) is") {
-    val plain = rel.select(a.as("v")).analyze
-    assert(run(plain) eq plain) // searched: nothing to fold, the plan as it was
-    // Spark copies a node's tags into what a rule makes of it (here: a term put into its list)
-    val rewritten = plain.transformExpressionsUp { case r: AttributeReference if r.name == "a" => neg(neg(a, false), false) }
-    val mark = org.apache.spark.sql.catalyst.trees.TreeNodeTag[AnyRef]("arrnf.FoldValueTerms.noTerm")
-    assert(plain.getTagValue(mark).isDefined && rewritten.getTagValue(mark).isDefined, "the copy carries the searched node's mark")
-    comparePlans(run(rewritten), plain)
-  }
-
   test("-(-x) on an integral column folds when neither negation fails (ANSI off: wrapping is an involution)") {
     val input = rel.select(neg(neg(a, false), false).as("v"), neg(neg(n, false), false).as("w"))
     comparePlans(run(input), rel.select(a.as("v"), n.as("w")))
