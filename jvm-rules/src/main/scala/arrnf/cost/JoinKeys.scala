@@ -34,7 +34,7 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
   def uniqueKeyCaps(j: Join, children: Seq[LogicalPlan], used: AttributeSet): Map[ExprId, BigInt] = j match {
     case ExtractEquiJoinKeys(Inner, Seq(l: Attribute), Seq(r: Attribute), _, _, _, _, _) =>
       val stats = children.map(_.stats)
-      def distinct(i: Int, key: Attribute) = stats(i).attributeStats.get(key).flatMap(_.distinctCount)
+      def distinct(i: Int, key: Attribute) = distinctOf(stats(i), key)
       (for (dl <- distinct(0, l); dr <- distinct(1, r)) yield {
         Seq((0, l), (1, r)).flatMap { case (i, key) =>
           val unique = stats(i).rowCount.exists(n => Estimator.nearlyUnique(distinct(i, key).get, n))
@@ -140,7 +140,7 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
     case ExtractEquiJoinKeys(Inner, lks, rks, None, _, _, _, _) if lks.size > 1 && (lks ++ rks).forall(_.isInstanceOf[Attribute]) =>
       val stats = children.map(_.stats)
       val keys = Seq(lks.map(_.asInstanceOf[Attribute]), rks.map(_.asInstanceOf[Attribute]))
-      def distinct(side: Int, k: Int): Option[BigInt] = stats(side).attributeStats.get(keys(side)(k)).flatMap(_.distinctCount)
+      def distinct(side: Int, k: Int): Option[BigInt] = distinctOf(stats(side), keys(side)(k))
       Seq(0, 1).flatMap { u =>
         val o = 1 - u
         for {
@@ -214,6 +214,10 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
     val order = TypeUtils.getInterpretedOrdering(t)
     column.exists(c => c.min.zip(c.max).exists { case (min, max) => order.lteq(lo, min) && order.gteq(hi, max) })
   }
+
+  /** A column's distinct count in `stats`, where known. */
+  private def distinctOf(stats: Statistics, column: Attribute): Option[BigInt] =
+    stats.attributeStats.get(column).flatMap(_.distinctCount)
 }
 
 private[cost] object JoinKeys {

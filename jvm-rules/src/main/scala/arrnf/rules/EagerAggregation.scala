@@ -434,10 +434,7 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
       other = Some(Other(oKeys, count.toAttribute, oPre, oJoin)))
   }
 
-  private def tagged(a: Aggregate): Aggregate = {
-    a.setTagValue(Tag, PreAggregate)
-    a
-  }
+  private def tagged(a: Aggregate): Aggregate = { a.setTagValue(Tag, PreAggregate); a }
 
   private def names(graph: JoinGraph, is: Seq[Int]): String = is.map(i => name(graph.inputs(i))).mkString(" ⋈ ")
 
