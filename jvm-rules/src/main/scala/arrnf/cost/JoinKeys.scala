@@ -153,7 +153,7 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
           }
         } yield {
           val rows = RoundUp(BigDecimal(byKey) * share).max(1)
-          (rows, rows)
+          (rows, rows) // each kept row has its own combination of keys: u's key is unique, so the distinct keys kept are the rows
         }
       }.minByOption(_._1)
     case _ => None

@@ -1,5 +1,6 @@
 package arrnf.stats
 
+import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
@@ -13,9 +14,11 @@ class FileRelationSizesSuite extends ArrnfSparkSuite {
   private def write(name: String, from: Long, to: Long, mode: String = "overwrite"): Unit =
     spark.range(from, to).selectExpr("id", "CAST(id AS STRING) AS s").write.mode(mode).parquet(s"$dir/$name")
 
-  /** The file relation node of a new plan reading `name` (a copy: nothing computed for it yet). */
-  private def leafOf(name: String): LogicalRelation =
-    spark.read.parquet(s"$dir/$name").queryExecution.analyzed.clone().collectFirst { case r: LogicalRelation => r }.get
+  /** The file relation node of a fresh copy of `df`'s analyzed plan (nothing computed for it yet). */
+  private def relationOf(df: DataFrame): LogicalRelation =
+    df.queryExecution.analyzed.clone().collectFirst { case r: LogicalRelation => r }.get
+
+  private def leafOf(name: String): LogicalRelation = relationOf(spark.read.parquet(s"$dir/$name"))
 
   private def sizeOf(r: LogicalPlan): BigInt = { FileRelationSizes.put(r.asInstanceOf[LogicalRelation]); r.stats.sizeInBytes }
 
@@ -33,7 +36,7 @@ class FileRelationSizesSuite extends ArrnfSparkSuite {
   test("files added and the index refreshed: the new size; another compression factor: scaled by it") {
     write("sz_b", 0, 1000)
     val df = spark.read.parquet(s"$dir/sz_b")
-    def leaf() = df.queryExecution.analyzed.clone().collectFirst { case r: LogicalRelation => r }.get
+    def leaf() = relationOf(df)
     val before = sizeOf(leaf())
     write("sz_b", 1000, 5000, mode = "append")
     assert(sizeOf(leaf()) == before) // Spark reads the files its index listed: so does the size
@@ -51,7 +54,7 @@ class FileRelationSizesSuite extends ArrnfSparkSuite {
     spark.range(500).selectExpr("id").write.saveAsTable("sz_catalog")
     try {
       spark.sql("ANALYZE TABLE sz_catalog COMPUTE STATISTICS")
-      val leaf = spark.table("sz_catalog").queryExecution.analyzed.clone().collectFirst { case r: LogicalRelation => r }.get
+      val leaf = relationOf(spark.table("sz_catalog"))
       FileRelationSizes.put(leaf)
       assert(StatsCache.isEmpty(leaf))
     } finally spark.sql("DROP TABLE IF EXISTS sz_catalog")
