@@ -36,8 +36,8 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
       val stats = children.map(_.stats)
       def distinct(i: Int, key: Attribute) = distinctOf(stats(i), key)
       (for (dl <- distinct(0, l); dr <- distinct(1, r)) yield {
-        Seq((0, l), (1, r)).flatMap { case (i, key) =>
-          val unique = stats(i).rowCount.exists(n => Estimator.nearlyUnique(distinct(i, key).get, n))
+        Seq((0, l, dl), (1, r, dr)).flatMap { case (i, key, d) =>
+          val unique = stats(i).rowCount.exists(n => Estimator.nearlyUnique(d, n))
           if (!unique) Nil
           else children(i).output.filter(c => c.exprId != key.exprId && used.contains(c)).map(_.exprId -> dl.min(dr).max(1))
         }
