@@ -1,0 +1,35 @@
+package arrnf.stats
+
+import org.apache.spark.sql.catalyst.expressions.{And, EqualTo, GreaterThan, Literal}
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+
+import arrnf.ArrnfSparkSuite
+
+/** The sketch pass's sample answering the estimator's questions. */
+class SketchesSuite extends ArrnfSparkSuite {
+
+  private lazy val dir = tempDir("arrnf-sketches")
+
+  test("a condition is told by the sample through the output columns it reads: an equal condition built anew " +
+    "gets the same answer, and none where a column it reads is not among the output's") {
+    spark.range(200).selectExpr("id", "id % 10 AS k").write.mode("overwrite").parquet(s"$dir/sk_a")
+    spark.read.parquet(s"$dir/sk_a").createOrReplaceTempView("sk_a")
+    Sketches.collect(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], "sk_a")
+    val (leaf, relation) = spark.table("sk_a").queryExecution.analyzed.collectFirst {
+      case l @ LogicalRelation(h: HadoopFsRelation, _, _, _, _) => (l, h)
+    }.get
+    val sample = Sketches.of(relation, FileFacts.keys(relation)).get.toOption.get.sample
+    val Seq(id, k) = leaf.output
+    // built anew at every call, as the estimator's callers build their conjunctions (the sample
+    // keeps its answers by the condition's canonical form, bound to its columns)
+    def condition = And(EqualTo(k, Literal(3L)), GreaterThan(id, Literal(100L)))
+    val kept = sample.share(condition, leaf.output)
+    assert(kept.map(_.kept).contains(10)) // 103, 113, ..., 193
+    assert(sample.share(condition, leaf.output) == kept)
+    // k is not among these columns: the sample cannot tell (not the answer for the other output)
+    assert(sample.share(condition, Seq(id)).isEmpty)
+    assert(sample.combinations(Seq("id"), condition, Seq(id)).isEmpty)
+    assert(sample.share(condition, leaf.output) == kept)
+    assert(sample.combinations(Seq("id"), condition, leaf.output).contains(BigInt(10)))
+  }
+}
