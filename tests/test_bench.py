@@ -87,6 +87,20 @@ def test_without_statistics_vanilla_plans_are_the_same(report, planned_without_s
         assert e["off"]["plan_sha"] == sketch[name]["off"]["plan_sha"], name
 
 
+def test_statistics_part_of_planning(report, planned_without_statistics):
+    """The statistics' part of the extension's planning (``statistics_ms``: its cost guards' estimates,
+    timed in the JVM) and its share of the planning in the report: none without the sketch pass (the
+    guards decline before estimating anything), some where EagerAggregation weighs q71's splits."""
+    data = json.loads((report / "report.json").read_text())
+    entries = {(e["kind"] + ":" + e["name"], e["broadcast"]): e for e in data["queries"]}
+    assert all(e["on"]["statistics_ms"] >= 0 for e in entries.values())
+    assert entries[("tpcds:q71", "off")]["on"]["statistics_ms"] > 0
+    for e in planned_without_statistics["queries"]:
+        if e["kind"] in ("tpch", "tpcds"):
+            assert e["on"]["statistics_ms"] == 0, e["name"]
+    assert "statistics share of planning" in (report / "report.md").read_text()
+
+
 def test_fired_rules_and_operator_counts(report):
     data = json.loads((report / "report.json").read_text())
     entries = {(e["kind"] + ":" + e["name"], e["broadcast"]): e for e in data["queries"]}
