@@ -34,8 +34,7 @@ private[cost] final class JoinKeys(sampleOf: LeafNode => Option[Sketches.Sample]
   def uniqueKeyCaps(j: Join, children: Seq[LogicalPlan], used: AttributeSet): Map[ExprId, BigInt] = j match {
     case ExtractEquiJoinKeys(Inner, Seq(l: Attribute), Seq(r: Attribute), _, _, _, _, _) =>
       val stats = children.map(_.stats)
-      def distinct(i: Int, key: Attribute) = distinctOf(stats(i), key)
-      (for (dl <- distinct(0, l); dr <- distinct(1, r)) yield {
+      (for (dl <- distinctOf(stats.head, l); dr <- distinctOf(stats(1), r)) yield {
         Seq((0, l, dl), (1, r, dr)).flatMap { case (i, key, d) =>
           val unique = stats(i).rowCount.exists(n => Estimator.nearlyUnique(d, n))
           if (!unique) Nil
