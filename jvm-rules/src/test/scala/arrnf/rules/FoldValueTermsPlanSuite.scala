@@ -61,6 +61,18 @@ class FoldValueTermsPlanSuite extends RulePlanTest {
       defined.where(zeroUnlessNull(p, LongType) === Literal(0L)).select(zeroUnlessNull(p, LongType).as("z")))
   }
 
+  test("a term anywhere in an expression is found: under a cast, on either side of a comparison, in a CASE and a COALESCE, in a filter below") {
+    val input = rel
+      .where(Coalesce(Seq(Literal(1L), sub(n, n))) > Literal(0L))
+      .select(Cast(neg(neg(d, true), true), StringType).as("c"), (Literal(1.0) < neg(neg(d, true), true)).as("l"),
+        CaseWhen(Seq((a > 1, mul(n, Literal(0L)))), Some(Literal(2L))).as("w"))
+    val expected = rel
+      .where(Coalesce(Seq(Literal(1L), zeroUnlessNull(n, LongType))) > Literal(0L))
+      .select(Cast(d, StringType).as("c"), (Literal(1.0) < d).as("l"),
+        CaseWhen(Seq((a > 1, zeroUnlessNull(n, LongType))), Some(Literal(2L))).as("w"))
+    comparePlans(run(input), expected)
+  }
+
   test("streaming: row-wise laws hold for streams as well") {
     val stream = LocalRelation(rel.output, Nil, isStreaming = true)
     comparePlans(run(stream.select(sub(a, a).as("z"), neg(neg(d, true), true).as("v"))),
