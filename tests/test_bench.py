@@ -150,3 +150,35 @@ def test_markdown_and_plot(report):
     assert "over 2 queries; broadcast off: " in lines[factorize + 1] and lines[factorize + 1].endswith(" over 2 queries")
     assert "rules + recorded description ratio" in md and "rules + explain ratio" in md
     assert (report / "ratios.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_rule_reasons_dump_and_compare(tmp_path):
+    """``bench/rule_reasons.py`` dumps what the rules decided per query, and ``--compare`` tells a
+    changed plan or reason (exit 1) from none (exit 0)."""
+    import doctest
+    import importlib.util
+
+    script = ROOT / "bench" / "rule_reasons.py"
+    spec = importlib.util.spec_from_file_location("rule_reasons", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert doctest.testmod(module).failed == 0
+
+    before = tmp_path / "before.json"
+    subprocess.run([sys.executable, str(script), "--scale", "0.01", "--only", "tpch:q3,tpcds:q71",
+                    "--out", str(before)], check=True, cwd=tmp_path, timeout=600, stdout=subprocess.DEVNULL)
+    data = json.loads(before.read_text())
+    assert set(data["queries"]) == {"tpch:q3", "tpcds:q71"}
+    for q, e in data["queries"].items():
+        assert "error" not in e, (q, e)
+        assert len(e["plan_sha"]) == 16 and set(e["rule_ms"]) == {"EagerAggregation", "FactorizeUnionOfJoins"}
+    assert any(r.startswith(("fired", "declined")) for r in data["queries"]["tpch:q3"]["eager"])
+    same = subprocess.run([sys.executable, str(script), "--compare", str(before), str(before)],
+                          capture_output=True, text=True, timeout=60)
+    assert same.returncode == 0 and "the same: 2 queries" in same.stdout
+    data["queries"]["tpcds:q71"]["plan_sha"] = "0" * 16
+    after = tmp_path / "after.json"
+    after.write_text(json.dumps(data))
+    changed = subprocess.run([sys.executable, str(script), "--compare", str(before), str(after)],
+                             capture_output=True, text=True, timeout=60)
+    assert changed.returncode == 1 and changed.stdout.strip() == "tpcds:q71: plan_sha"
