@@ -139,7 +139,7 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
         val hits = f.leaves.indices.filter(k => SameResult(FlatBranch.core(f.leaves(k)), core))
         if (hits.size == 1) Some((i, f, hits.head)) else None // a self-join of A is ambiguous: skip it
       }
-      if members.size >= 2
+      if members.size >= 2 && !broadcastAnyway(refFlat, core)
       c <- build(members)
     } yield c
     if (cands.isEmpty) None else Some(cands.maxBy(c => (c.saved, c.aBytes)))
@@ -240,19 +240,32 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
     result.flatMap { case (pushed, ms) => decide(ref, pushed, ms) }
   }
 
+  /** The reference branch's leaf whose core is A (as it is joined there: with its filters). */
+  private def aLeafOf(flat: FlatBranch, aCore: LogicalPlan): LogicalPlan =
+    flat.leaves.find(l => FlatBranch.core(l) eq aCore).getOrElse(aCore)
+
+  /** Whether A, as the reference branch joins it, is small enough for Spark to broadcast in every
+   *  branch: then there is nothing to save, and it is said before any branch is split and matched
+   *  (that costs more than asking A's size: most of the rule's planning time with default broadcast). */
+  private def broadcastAnyway(flat: FlatBranch, aCore: LogicalPlan): Boolean = {
+    val threshold = conf.autoBroadcastJoinThreshold
+    val aLeaf = aLeafOf(flat, aCore)
+    FactorizeCost.bytes(aLeaf).filter(_ => FactorizeCost.broadcastable(aLeaf, threshold)) match {
+      case Some(bytes) =>
+        val reason = s"${describe(aCore)} (${FactorizeCost.human(bytes)}) is broadcast in every branch anyway " +
+          s"(spark.sql.autoBroadcastJoinThreshold=$threshold): nothing to save"
+        logInfo(s"pyspark-arrnf FactorizeUnionOfJoins declined: $reason")
+        FactorizeStatus.recordDecline(reason)
+        true
+      case None => false
+    }
+  }
+
   private def decide(ref: Split, pushed: Seq[Int], ms: Seq[(Int, Split, Unifier)]): Option[Candidate] = {
     val threshold = conf.autoBroadcastJoinThreshold
-    val aLeaf = ms.head._2.flat.leaves.find(l => FlatBranch.core(l) eq ref.aCore).getOrElse(ref.aCore)
     val what = describe(ref.aCore)
-    val aBytesOpt = FactorizeCost.bytes(aLeaf)
-    // A broadcast A is declined before the other sides' statistics are computed (they are new joins).
-    if (aBytesOpt.isDefined && FactorizeCost.broadcastable(aLeaf, threshold)) {
-      val reason = s"$what (${FactorizeCost.human(aBytesOpt.get)}) is broadcast in every branch anyway " +
-        s"(spark.sql.autoBroadcastJoinThreshold=$threshold): nothing to save"
-      logInfo(s"pyspark-arrnf FactorizeUnionOfJoins declined: $reason")
-      FactorizeStatus.recordDecline(reason)
-      return None
-    }
+    // A broadcast A was declined in [[best]], before the branches were split.
+    val aBytesOpt = FactorizeCost.bytes(aLeafOf(ms.head._2.flat, ref.aCore))
     val sizes = ms.map { case (_, s, _) => FactorizeCost.bytes(s.rest) }
     if (aBytesOpt.isEmpty || sizes.exists(_.isEmpty)) {
       FactorizeStatus.recordDecline(s"$what: no statistics"); return None
