@@ -15,9 +15,7 @@ milliseconds (Spark's rule tracker, one planning: a pointer to where time goes, 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -26,19 +24,10 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 
-def _digest(text: str) -> str:
-    """The plan's text without ids, hashed.
-
-    >>> _digest("Project [a#12] plan_id=3") == _digest("Project [a#7] plan_id=41")
-    True
-    """
-    return hashlib.sha1(re.sub(r"#\d+", "#", re.sub(r"plan_id=\d+", "plan_id=", text)).encode()).hexdigest()[:16]
-
-
 def dump(args) -> int:
     import pyspark_arrnf
     from pyspark_arrnf.data import generate, register_tables
-    from run import _sketch_pass, _workload
+    from run import _sketch_pass, _workload, plan_digest
 
     conf = {
         "spark.sql.shuffle.partitions": "8",
@@ -69,7 +58,7 @@ def dump(args) -> int:
             out[f"{kind}:{name}"] = {
                 "eager": [str(x) for x in as_java(ea.reasonsIn(opt))],
                 "factorize": [str(x) for x in fuj.firedIn(opt)],
-                "plan_sha": _digest(qe.executedPlan().toString()),
+                "plan_sha": plan_digest(qe.executedPlan().toString()),
                 "rule_ms": {r: ms.get(r, 0.0) for r in ("EagerAggregation", "FactorizeUnionOfJoins")},
             }
         except Exception as e:  # noqa: BLE001 - one failing query must not end the dump
@@ -81,19 +70,25 @@ def dump(args) -> int:
 
 
 def compare(a: dict, b: dict) -> list[str]:
-    """The queries whose plan or reasons differ.
+    """The queries whose plan or reasons differ, and those only one of the two files holds.
 
     >>> x = {"queries": {"q1": {"plan_sha": "1", "eager": ["declined: a"], "factorize": []}}}
     >>> y = {"queries": {"q1": {"plan_sha": "1", "eager": ["declined: b"], "factorize": []}}}
     >>> compare(x, x), compare(x, y)
     ([], ['q1: eager'])
+    >>> compare(x, {"queries": {}}), compare({"queries": {}}, x)
+    (['q1: only before'], ['q1: only after'])
     """
     diffs = []
     for q, before in a["queries"].items():
-        after = b["queries"].get(q, {})
+        if q not in b["queries"]:
+            diffs.append(f"{q}: only before")
+            continue
+        after = b["queries"][q]
         changed = [k for k in ("plan_sha", "eager", "factorize", "error") if before.get(k) != after.get(k)]
         if changed:
             diffs.append(f"{q}: {', '.join(changed)}")
+    diffs += [f"{q}: only after" for q in b["queries"] if q not in a["queries"]]
     return diffs
 
 

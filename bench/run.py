@@ -120,6 +120,15 @@ def _one_run(spark, sql, enabled, want_details):
 _DETAIL_KEYS = ("physical", "fired", "arrnf", "arrnf_s", "rows")
 
 
+def plan_digest(text: str) -> str:
+    """A physical plan's text without expression and plan ids, hashed: equal digests, equal plans.
+
+    >>> plan_digest("Project [a#12] plan_id=3") == plan_digest("Project [a#7] plan_id=41")
+    True
+    """
+    return hashlib.sha1(re.sub(r"#\d+", "#", re.sub(r"plan_id=\d+", "plan_id=", text)).encode()).hexdigest()[:16]
+
+
 def _plan_digests(spark, sql) -> dict[str, str]:
     """Per side, a digest of the physical plan Spark chooses before running (with AQE, its initial
     plan), free of expression and plan ids: equal digests, equal plans, also across runs (compare
@@ -134,9 +143,7 @@ def _plan_digests(spark, sql) -> dict[str, str]:
         spark.conf.set(key, "1000000")
         for side in ("off", "on"):
             with arrnf_enabled(spark, side == "on"):
-                text = spark.sql(sql)._jdf.queryExecution().executedPlan().toString()
-            text = re.sub(r"#\d+", "#", re.sub(r"plan_id=\d+", "plan_id=", text))
-            out[side] = hashlib.sha1(text.encode()).hexdigest()[:16]
+                out[side] = plan_digest(spark.sql(sql)._jdf.queryExecution().executedPlan().toString())
     finally:
         spark.conf.unset(key) if before is None else spark.conf.set(key, before)
     return out
