@@ -18,18 +18,15 @@ private[cost] final class SampledShares(sampleOf: LeafNode => Option[Sketches.Sa
 
   /** The share of pairs of rows of the two sampled tables under `p` whose columns `condition` reads
    *  that it keeps ([[SampledPairs]]); None where it reads columns of one table or of more than two. */
-  def pairShare(p: LogicalPlan)(condition: Expression): Option[Double] =
-    p.collectLeaves().filter(l => condition.references.exists(l.outputSet.contains)) match {
-      case Seq(l: LeafNode, r: LeafNode) if condition.references.subsetOf(l.outputSet ++ r.outputSet) => for {
-        ls <- sampleOf(l)
-        rs <- sampleOf(r)
-        kept <- SampledPairs.share(condition, ls, l.output, rs, r.output)
-      } yield {
-        reading.add(p)
-        kept
-      }
-      case _ => None
-    }
+  def pairShare(p: LogicalPlan)(condition: Expression): Option[Double] = for {
+    (l, r) <- SampledShares.pairedLeaves(p, condition)
+    ls <- sampleOf(l)
+    rs <- sampleOf(r)
+    kept <- SampledPairs.share(condition, ls, l.output, rs, r.output)
+  } yield {
+    reading.add(p)
+    kept
+  }
 
   /** The share of its table's sample that `condition`, over one sampled table's columns under `p`,
    *  keeps ([[Sketches.Kept.share]]). */
@@ -42,4 +39,14 @@ private[cost] final class SampledShares(sampleOf: LeafNode => Option[Sketches.Sa
     reading.add(p)
     kept.share
   }
+}
+
+private[cost] object SampledShares {
+  /** The two tables (leaves) under `p` whose columns are all `condition` reads: the only
+   *  conditions whose share the sample's pairs can tell ([[SampledShares.pairShare]]). */
+  def pairedLeaves(p: LogicalPlan, condition: Expression): Option[(LeafNode, LeafNode)] =
+    p.collectLeaves().filter(l => condition.references.exists(l.outputSet.contains)) match {
+      case Seq(l: LeafNode, r: LeafNode) if condition.references.subsetOf(l.outputSet ++ r.outputSet) => Some((l, r))
+      case _ => None
+    }
 }

@@ -15,7 +15,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import arrnf.ArrnfConf
 import arrnf.catalyst.Effects
-import arrnf.cost.Estimator
+import arrnf.cost.{Estimator, UnknownRows}
 import arrnf.rules.eager.{JoinGraph, Partial}
 import arrnf.stats.FileRelationSizes
 
@@ -178,9 +178,13 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
 
   private def check(ok: Boolean, why: => String): Either[String, Unit] = if (ok) Right(()) else Left(why)
 
-  /** Why no split can be weighed, if the rows `a` reads now are not estimated. */
+  /** Why no split can be weighed, if the rows `a` reads now are not estimated. A join condition
+   *  that leaves them unknown whatever the statistics is told without estimating the joins
+   *  ([[UnknownRows]]: TPC-H q17, TPC-DS q6, q32 and q92 with default broadcast). */
   private def unknownRead(a: Aggregate, estimator: Estimator): Option[String] =
-    Some(estimator(a.child)).filter(_.rows.isEmpty).map(e => s"the pre-aggregate's rows are unknown (${e.source})")
+    UnknownRows.uncoveredCondition(a.child).map(_ => Estimator.UnestimatedCondition)
+      .orElse(Some(estimator(a.child)).filter(_.rows.isEmpty).map(_.source))
+      .map(why => s"the pre-aggregate's rows are unknown ($why)")
 
   /** Every split of `graph`'s inputs for which the law holds, or why there is none; `readKnown`
    *  (whether the rows read now are estimated) is asked just before splits weighed by cost are built. */
