@@ -29,7 +29,7 @@ class UnknownRowsSuite extends ArrnfSparkSuite {
 
   private val join = "SELECT st.item, s.quantity FROM unk_stock st JOIN unk_sold s ON st.item = s.item AND "
 
-  test("told unknown: a comparison with an aggregate's result, of three tables' columns, of a computed column") {
+  test("told unknown: a comparison with an aggregate's result, of three tables' columns, of a computed column; a subquery filter") {
     for (sql <- Seq(
         // TPC-DS q32's shape: the sales above 1.3 times their item's average
         "SELECT s.item FROM unk_sold s JOIN (SELECT item, 1.3 * avg(quantity) AS a FROM unk_sold GROUP BY item) x " +
@@ -40,36 +40,50 @@ class UnknownRowsSuite extends ArrnfSparkSuite {
         // an inequality only, no keys
         "SELECT st.item FROM unk_stock st JOIN unk_sold s ON st.qty < s.quantity")) {
       val plan = optimized(sql)
-      assert(UnknownRows.uncoveredCondition(plan).isDefined, plan)
-      // the claim: the estimator, the sketch pass taken, has no rows for it either
-      assert(new Estimator()(plan).rows.isEmpty, (sql, new Estimator()(plan)))
+      assert(UnknownRows.reason(plan).contains(Estimator.UnestimatedCondition), plan)
+      // the claim: the estimator, the sketch pass taken, has no rows for it either (where it finds
+      // the join's keys uncounted, as for the aggregate's, it names that first)
+      val e = new Estimator()(plan)
+      assert(e.rows.isEmpty && e.source.startsWith("unknown: "), (sql, e))
     }
+    // before Spark makes it a semi join (the analyzed plan; EagerAggregation runs before that rewrite)
+    val bySubquery = spark.sql("SELECT item FROM unk_sold WHERE quantity IN (SELECT qty FROM unk_stock WHERE qty < 10)")
+      .asInstanceOf[Dataset[_]].queryExecution.analyzed
+    assert(UnknownRows.reason(bySubquery).contains(Estimator.SubqueryFilter), bySubquery)
+    val e = new Estimator()(bySubquery)
+    assert(e.rows.isEmpty && e.source == Estimator.SubqueryFilter, e)
   }
 
   test("not told: conditions the sample's pairs or the keys' distinct counts cover; nothing looked for below an aggregate") {
     for (condition <- Seq("st.qty < s.quantity", "substr(CAST(st.qty AS STRING), 1, 1) = '1' OR s.quantity > 90")) {
       val plan = optimized(join + s"($condition)")
-      assert(UnknownRows.uncoveredCondition(plan).isEmpty, plan)
+      assert(UnknownRows.reason(plan).isEmpty, plan)
       assert(new Estimator()(plan).rows.isDefined, (condition, new Estimator()(plan)))
     }
     val keysOnly = optimized("SELECT st.item FROM unk_stock st JOIN unk_sold s ON st.item = s.item")
-    assert(UnknownRows.uncoveredCondition(keysOnly).isEmpty)
+    assert(UnknownRows.reason(keysOnly).isEmpty)
+    val filtered = optimized("SELECT st.item FROM unk_stock st JOIN unk_sold s ON st.item = s.item WHERE s.quantity < 10")
+    assert(UnknownRows.reason(filtered).isEmpty && new Estimator()(filtered).rows.isDefined, filtered)
     // an aggregate over the unknown join is not looked through (its groups may be bounded by its tables')
     val grouped = optimized("SELECT s.item, count(*) FROM unk_sold s JOIN (SELECT item, 1.3 * avg(quantity) AS a " +
       "FROM unk_sold GROUP BY item) x ON s.item = x.item AND s.quantity > x.a GROUP BY s.item")
-    assert(grouped.isInstanceOf[Aggregate] && UnknownRows.uncoveredCondition(grouped).isEmpty, grouped)
-    assert(UnknownRows.uncoveredCondition(grouped.children.head).isDefined, grouped)
+    assert(grouped.isInstanceOf[Aggregate] && UnknownRows.reason(grouped).isEmpty, grouped)
+    assert(UnknownRows.reason(grouped.children.head).isDefined, grouped)
   }
 
-  test("EagerAggregation declines such an aggregate as unknown, naming the join condition, without estimating it") {
+  test("EagerAggregation declines such an aggregate as unknown, saying why, without estimating it") {
     withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") {
-      val sql = "SELECT st.item, sum(st.qty) FROM unk_stock st JOIN unk_sold s ON st.item = s.item " +
-        "JOIN (SELECT item, 1.3 * avg(quantity) AS a FROM unk_sold GROUP BY item) x ON s.item = x.item AND s.quantity > x.a " +
-        "GROUP BY st.item"
-      val before = Estimator.nanos()
-      val reasons = EagerAggregation.reasonsIn(optimized(sql))
-      assert(reasons.contains("declined: the pre-aggregate's rows are unknown (" + Estimator.UnestimatedCondition + ")"), reasons)
-      assert(Estimator.nanos() == before, "the joins were estimated")
+      for ((sql, why) <- Seq(
+          "SELECT st.item, sum(st.qty) FROM unk_stock st JOIN unk_sold s ON st.item = s.item " +
+            "JOIN (SELECT item, 1.3 * avg(quantity) AS a FROM unk_sold GROUP BY item) x ON s.item = x.item AND s.quantity > x.a " +
+            "GROUP BY st.item" -> Estimator.UnestimatedCondition,
+          "SELECT st.item, sum(st.qty) FROM unk_stock st JOIN unk_sold s ON st.item = s.item " +
+            "WHERE s.quantity IN (SELECT qty FROM unk_stock WHERE qty < 10) GROUP BY st.item" -> Estimator.SubqueryFilter)) {
+        val before = Estimator.nanos()
+        val reasons = EagerAggregation.reasonsIn(optimized(sql))
+        assert(reasons.contains(s"declined: the pre-aggregate's rows are unknown ($why)"), reasons)
+        assert(Estimator.nanos() == before, s"the joins were estimated: $sql")
+      }
     }
   }
 }
