@@ -244,6 +244,7 @@ final class Estimator extends PredicateHelper {
               sourcesBelow.put(p, below + "sample")
               ours(bySample.get._1.copy(sizeInBytes = size))
             }
+            // (UnknownRows tells some of the unknowns below from the plan's shape: a new case here may change its claim.)
             p match {
               // A filter Spark cannot estimate directly over a sampled table: the share of the
               // sample's rows it keeps.
