@@ -178,12 +178,10 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
 
   private def check(ok: Boolean, why: => String): Either[String, Unit] = if (ok) Right(()) else Left(why)
 
-  /** Why no split can be weighed, if the rows `a` reads now are not estimated. A join condition or
-   *  a subquery filter that leaves them unknown whatever the statistics is told without estimating
-   *  the joins ([[UnknownRows]]: TPC-H q17 and q18, TPC-DS q6, q32 and q92 with default broadcast). */
-  private def unknownRead(a: Aggregate, estimator: Estimator): Option[String] =
-    UnknownRows.reason(a.child).orElse(Some(estimator(a.child)).filter(_.rows.isEmpty).map(_.source))
-      .map(why => s"the pre-aggregate's rows are unknown ($why)")
+  /** Why no split can be weighed, if the rows `a` reads now are not estimated: told from the plan
+   *  where it can be, with no estimate ([[UnknownRows]]: TPC-H q17, q18, TPC-DS q6, q32, q92). */
+  private def unknownRead(a: Aggregate, estimator: Estimator): Option[String] = UnknownRows.reason(a.child)
+    .orElse(Some(estimator(a.child)).filter(_.rows.isEmpty).map(_.source)).map(why => s"the pre-aggregate's rows are unknown ($why)")
 
   /** Every split of `graph`'s inputs for which the law holds, or why there is none; `readKnown`
    *  (whether the rows read now are estimated) is asked just before splits weighed by cost are built. */
