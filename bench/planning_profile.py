@@ -190,7 +190,8 @@ def main(argv=None) -> int:
     if args.report:
         print(write_report(Path(args.report), args.focus, "(summarized again)"))
         return 0
-    folder = Path(args.out or HERE / "results" / (time.strftime("%Y%m%d-%H%M%S") + "-profile"))
+    # (absolute: the profiler loads its library by an absolute path)
+    folder = Path(args.out or HERE / "results" / (time.strftime("%Y%m%d-%H%M%S") + "-profile")).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     settings = collect(args, folder)
     print(write_report(folder, args.focus, settings))
