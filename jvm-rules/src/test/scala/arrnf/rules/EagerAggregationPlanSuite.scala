@@ -465,6 +465,20 @@ class EagerAggregationPlanSuite extends EagerAggregationPlanTest {
     }
   }
 
+  test("chosen by cost, R is what the functions read or every input but one; by the law alone, every R holding it") {
+    // four inputs, the functions reading input 0: of the 7 R's holding it, {0, 1}, {0, 2} and {0, 3} are not weighed
+    assert(EagerAggregation.candidates(4, Set(0), cost = true) ==
+      Seq(Seq(0), Seq(0, 1, 2), Seq(0, 1, 3), Seq(0, 2, 3)))
+    assert(EagerAggregation.candidates(4, Set(0), cost = false).size == 7)
+    // count(*) reads no input: each one alone, and each three
+    assert(EagerAggregation.candidates(4, Set.empty, cost = true).map(_.size) == Seq(1, 1, 1, 1, 3, 3, 3, 3))
+    // the functions read two of five inputs: those two, and the four-input R's holding them
+    assert(EagerAggregation.candidates(5, Set(1, 3), cost = true) ==
+      Seq(Seq(1, 3), Seq(0, 1, 2, 3), Seq(0, 1, 3, 4), Seq(1, 2, 3, 4)))
+    // three inputs: every R is one input or all but one, so the choices are those of the full search
+    assert(EagerAggregation.candidates(3, Set(0), cost = true) == EagerAggregation.candidates(3, Set(0), cost = false))
+  }
+
   // ---- a bug found while writing this suite (fixed: JoinGraph.rebuild places such a conjunct on its first input)
 
   test("a condition without columns (WHERE false) between the aggregate and the join is kept") {
