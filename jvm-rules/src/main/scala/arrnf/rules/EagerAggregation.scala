@@ -184,7 +184,8 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
   private def unknownRead(a: Aggregate, estimator: Estimator): Option[String] = UnknownRows.reason(a.child)
     .orElse(Some(estimator(a.child)).filter(_.rows.isEmpty).map(_.source)).map(why => s"the pre-aggregate's rows are unknown ($why)")
 
-  /** Every split of `graph`'s inputs for which the law holds, or why there is none; `readKnown`
+  /** Every split of `graph`'s inputs weighed ([[candidates]]: chosen by cost, only R = what the
+   *  functions read and R = every input but one) for which the law holds, or why there is none; `readKnown`
    *  (whether the rows read now are estimated) is asked just before splits weighed by cost are built. */
   private def holds(a: Aggregate, graph: JoinGraph, readKnown: => Either[String, Unit]): Either[String, Seq[Split]] = {
     val group = a.groupingExpressions.collect { case g: Attribute => g }

@@ -479,6 +479,30 @@ class EagerAggregationPlanSuite extends EagerAggregationPlanTest {
     assert(EagerAggregation.candidates(3, Set(0), cost = true) == EagerAggregation.candidates(3, Set(0), cost = false))
   }
 
+  test("chosen by cost, only the candidate splits are built: a chain c ⋈ e ⋈ f ⋈ h whose only lawful R, c ⋈ e, " +
+    "is not a candidate is declined; by the law alone (minReduction 0) it fires there") {
+    // c's key to e and f's key to h are DOUBLE (a pre-aggregate may not group by them): R = c alone and
+    // R = c ⋈ e ⋈ f would; c ⋈ e ⋈ h and c ⋈ f ⋈ h are not joined by equalities; c ⋈ e groups by e_k2
+    val c = EagerStatsLeaf(Seq($"c_k1".double, $"c_v".int), 1000, Map("c_k1" -> 100, "c_v" -> 1000))
+    val e = EagerStatsLeaf(Seq($"e_k1".double, $"e_k2".int), 100, Map("e_k1" -> 100, "e_k2" -> 10))
+    val f = EagerStatsLeaf(Seq($"f_k2".int, $"f_k3".double), 10, Map("f_k2" -> 10, "f_k3" -> 10))
+    val h = EagerStatsLeaf(Seq($"h_k3".double, $"h_g".int), 10, Map("h_k3" -> 10, "h_g" -> 2))
+    val Seq(ck1, cv) = c.output
+    val Seq(ek1, ek2) = e.output
+    val Seq(fk2, fk3) = f.output
+    val Seq(hk3, hg) = h.output
+    def input = c.join(e, Inner, Some(ck1 === ek1)).join(f, Inner, Some(ek2 === fk2)).join(h, Inner, Some(fk3 === hk3))
+      .groupBy(hg)(hg, sum(cv).as("total"))
+    withConf("spark.sql.ansi.enabled" -> "true", Shuffle) {
+      declines(input, Some("no split of the joined inputs where the law holds"))
+    }
+    fires {
+      val pre = run(input).collect { case agg: Aggregate if agg.getTagValue(EagerAggregation.Tag).contains("pre-aggregate") => agg }
+      assert(pre.map(_.child.collectLeaves()) == Seq(Seq(c, e)), pre.map(_.treeString))
+      assert(pre.map(_.groupingExpressions) == Seq(Seq(ek2)), pre.map(_.treeString))
+    }
+  }
+
   // ---- a bug found while writing this suite (fixed: JoinGraph.rebuild places such a conjunct on its first input)
 
   test("a condition without columns (WHERE false) between the aggregate and the join is kept") {

@@ -12,7 +12,7 @@ import arrnf.ArrnfConf
 
 /**
  * A leaf with the statistics of an analyzed table: its rows, and for the columns named in `columns`
- * their distinct count, no NULLs and the range [1, distinct count] (what Spark's cost-based
+ * their distinct count, no NULLs and, for INT and DOUBLE columns, the range [1, distinct count] (what Spark's cost-based
  * estimation needs for equi-joins and aggregates). Test data only: the rule's estimates come from it.
  */
 private[rules] final case class EagerStatsLeaf(output: Seq[Attribute], rows: BigInt, columns: Map[String, Int])
@@ -23,6 +23,7 @@ private[rules] final case class EagerStatsLeaf(output: Seq[Attribute], rows: Big
     attributeStats = AttributeMap(output.flatMap(a => columns.get(a.name).map { n =>
       val (lo, hi): (Option[Any], Option[Any]) = a.dataType match {
         case IntegerType => (Some(1), Some(n))
+        case DoubleType => (Some(1.0), Some(n.toDouble))
         case _ => (None, None)
       }
       a -> ColumnStat(distinctCount = Some(BigInt(n)), min = lo, max = hi, nullCount = Some(BigInt(0)),
