@@ -175,6 +175,21 @@ class EagerAggregationPlanSuite extends EagerAggregationPlanTest {
     }
   }
 
+  test("default minReduction (3): where no split reduces its input 3 times, that decides, without the rows the " +
+    "aggregate reads now (here unknown: d2's key has no distinct count)") {
+    withConf("spark.sql.ansi.enabled" -> "true", Shuffle) {
+      // sales alone by (s_d1, s_d2): 1,000 → 1,000; sales ⋈ d1 by (s_d2, a): 100 → 100; sales ⋈ d2 unknown
+      val star = StatsStar(EagerStatsLeaf(sales.output, 1000, Map("s_d1" -> 1000, "s_d2" -> 5)),
+        EagerStatsLeaf(d1.output, 100, Map("k1" -> 100, "a" -> 100)), EagerStatsLeaf(d2.output, 5, Map("b" -> 5)))
+      val input = star.joined.groupBy(a)(a, sum(amount).as("total"))
+      declines(input, Some("pre-aggregating EagerStatsLeaf by [s_d1, s_d2]: estimated rows 1000 → 1000 (1.0×) before " +
+        "joining EagerStatsLeaf ⋈ EagerStatsLeaf; below spark.arrnf.EagerAggregation.minReduction (3.0)"))
+      // where a split reduces, the rows read now decide first
+      val reducing = StatsStar(star.sales, EagerStatsLeaf(d1.output, 100, Map("k1" -> 100, "a" -> 2)), star.d2)
+      declines(reducing.joined.groupBy(a)(a, sum(amount).as("total")), Some("the pre-aggregate's rows are unknown ("))
+    }
+  }
+
   test("default broadcast: where Spark would broadcast a side of every join, it declines and says so") {
     withConf("spark.sql.ansi.enabled" -> "true") {
       val input = factLeaf(10).join(dimLeaf, Inner, Some(fk === dk)).groupBy(g)(g, sum(x).as("sx"))
