@@ -155,9 +155,8 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     val weighable = check(!graph.inputs.exists(_.maxRows.contains(0L)), EmptyInput).flatMap(_ =>
       check(ArrnfConf.eagerMinReduction() == 0 || estimator.hasColumnStatistics(a.child),
         Estimator.NoColumnStatistics.replaceFirst("^unknown: ", "the pre-aggregate's rows are unknown: ")))
-    // Without the rows the aggregate reads now no split can be weighed: where the plan's shape tells
-    // it, found out before the splits are built (TPC-DS q6, q32 and q92 with default broadcast built
-    // every split first). Estimated only once a split reduces its input ([[choose]]).
+    // Without the rows the aggregate reads now no split can be weighed: where the plan's shape tells it, found
+    // out before the splits are built (TPC-DS q6, q32, q92 with default broadcast); else estimated in [[choose]].
     def readKnown = UnknownRows.reason(a.child).map(why => Left(unknownWhy(why))).getOrElse(Right(()))
     weighable.flatMap(_ => holds(a, graph, readKnown)).flatMap(choose(a, graph, _, estimator)) match {
       case Right((s, reason)) =>
@@ -184,11 +183,9 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
    *  where it can be, with no estimate ([[UnknownRows]]: TPC-H q17, q18, TPC-DS q6, q32, q92). */
   private def unknownRead(a: Aggregate, estimator: Estimator): Option[String] = UnknownRows.reason(a.child)
     .orElse(Some(estimator(a.child)).filter(_.rows.isEmpty).map(_.source)).map(unknownWhy)
-
   private def unknownWhy(why: String): String = s"the pre-aggregate's rows are unknown ($why)"
 
-  /** Every split of `graph`'s inputs weighed ([[candidates]]: chosen by cost, only R = what the
-   *  functions read and R = every input but one) for which the law holds, or why there is none; `readKnown`
+  /** Every candidate split of `graph`'s inputs ([[candidates]]) for which the law holds, or why there is none; `readKnown`
    *  (whether the plan's shape leaves the rows read now unknown) is asked just before splits weighed by cost are built. */
   private def holds(a: Aggregate, graph: JoinGraph, readKnown: => Either[String, Unit]): Either[String, Seq[Split]] = {
     val group = a.groupingExpressions.collect { case g: Attribute => g }
@@ -260,8 +257,7 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
           yield s", estimated rows $i → $p (${fmt(BigDecimal(i) / BigDecimal(p.max(1)))}×)").getOrElse(""))
     def removed(s: Split, in: BigInt, out: BigInt) = s"${what(s)}: estimated rows $in → $out " +
       s"(${fmt(BigDecimal(in) / BigDecimal(out))}×) before joining ${names(graph, others(s))}"
-    def reason(s: Split, in: BigInt, out: BigInt, read: BigInt) = removed(s, in, out) +
-      s" (the aggregate reads $read rows after the joins)"
+    def reason(s: Split, in: BigInt, out: BigInt, read: BigInt) = removed(s, in, out) + s" (the aggregate reads $read rows after the joins)"
     def estimated(ss: Seq[Split]) = ss.flatMap(s => for (in <- rows(s.rJoin); out <- rows(s.pre) if out > 0) yield (s, in, out))
     lazy val read = rows(a.child) // the rows the aggregate reads now, after every join
 
@@ -289,14 +285,12 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
     val known = estimated(worth)
     if (known.isEmpty) return Left(unknownRead(a, estimator).getOrElse(
       s"the pre-aggregate's rows are unknown (${Try(estimator(worth.head.pre).source).getOrElse("unknown")})"))
-    // Where no split reduces its input minReduction times, that decides, and the rows the aggregate
-    // reads now are not estimated (the original's join tree: 31% of the rule's samples over the 125
-    // TPC queries with broadcast joins off, where 36 aggregates are declined so).
+    // No split reduces its input minReduction times: that decides, the rows read now not estimated (the original's
+    // join tree: 31% of the rule's samples over the 125 TPC queries with broadcast joins off; 36 aggregates declined so).
     if (!known.exists { case (_, in, out) => reduces(in, out) }) {
       val (s, in, out) = known.maxBy { case (_, in, out) => in - out }
       return Left(s"${removed(s, in, out)}; below spark.arrnf.EagerAggregation.minReduction ($minReduction)")
     }
-    // Without the rows read now no split can be weighed.
     if (read.isEmpty) return Left(unknownRead(a, estimator).get)
     // Why a split does not pay, if it does not. When the other inputs filter R (a date range, a
     // selective dimension) in a join Spark broadcasts, the original aggregates only the rows that
