@@ -178,7 +178,8 @@ class EagerAggregationPlanSuite extends EagerAggregationPlanTest {
   test("default minReduction (3): where no split reduces its input 3 times, that decides, without the rows the " +
     "aggregate reads now (here unknown: d2's key has no distinct count)") {
     withConf("spark.sql.ansi.enabled" -> "true", Shuffle) {
-      // sales alone by (s_d1, s_d2): 1,000 → 1,000; sales ⋈ d1 by (s_d2, a): 100 → 100; sales ⋈ d2 unknown
+      // sales alone by (s_d1, s_d2): 1,000 → 1,000; sales ⋈ d1 by (s_d2, a), a of 100 values, not 3 times fewer either;
+      // sales ⋈ d2 unknown
       val star = StatsStar(EagerStatsLeaf(sales.output, 1000, Map("s_d1" -> 1000, "s_d2" -> 5)),
         EagerStatsLeaf(d1.output, 100, Map("k1" -> 100, "a" -> 100)), EagerStatsLeaf(d2.output, 5, Map("b" -> 5)))
       val input = star.joined.groupBy(a)(a, sum(amount).as("total"))
