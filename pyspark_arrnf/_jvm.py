@@ -113,6 +113,11 @@ def stream_json(query, name: str) -> str:
         raise ArrnfError(f"could not measure the stream: {java_message(e)}") from None
 
 
+def rule_reasons(spark, df) -> list[str]:
+    """Why the rules fired (or EagerAggregation declined) in ``df``'s optimized plan, a line each."""
+    return [str(x) for x in _api(spark._jvm).ruleReasons(df._jdf)]
+
+
 def rule_failures(spark) -> dict[str, int]:
     """How often each rule (and the normalizer) failed and was skipped since the JVM started."""
     m = _api(spark._jvm).ruleFailures()

@@ -1,6 +1,7 @@
 """The ``arrnf`` command line.
 
-    arrnf explain QUERY.sql --tables DIR            # plan it, not run: optimized plan, ArrNF program, costs
+    arrnf explain QUERY.sql --tables DIR            # plan it, not run: optimized plan, why the rules fired
+                                                    # or not, ArrNF program, costs
     arrnf explain QUERY.sql --tables DIR --compare  # also plan it without the extension, run it both ways
     arrnf explain QUERY.sql --tables DIR --format text|json|dot|sql   # only its ArrNF program
     arrnf analyze QUERY.sql --tables DIR [--plot FILE]   # run it: estimated beside measured state per block
@@ -251,19 +252,22 @@ def _sketch(spark, names: list[str]) -> tuple[list[str], list[str], float]:
     return lines, failed, seconds
 
 
-def _sketch_read_tables(spark, df, names: list[str]) -> None:
+def _sketch_read_tables(spark, df, names: list[str], sql: str, consequence: str):
     """``--stats``: the sketch pass over the tables of ``--tables`` that the query reads (those whose
-    files its plan reads: listing files reads no data), said in one line on stderr."""
+    files its plan reads: listing files reads no data), said in one line on stderr. Returns the query
+    planned anew: ``df`` keeps the plan it was optimized with to list its files, before the sketches,
+    and the rules' cost guards read them while optimizing (without them EagerAggregation declines)."""
     with _step("the query cannot be planned"):
         read = set(df.inputFiles())
         used = [n for n in names if read.intersection(spark.table(n).inputFiles())]
     if not used:
         print("-- sketch pass: the query reads no table of --tables: nothing sketched", file=sys.stderr, flush=True)
-        return
+        return df
     _, failed, seconds = _sketch(spark, used)
     print(f"-- sketch pass: {', '.join(used)} in {seconds:.1f} s", file=sys.stderr, flush=True)
     for line in failed:
         _say(f"warning: {line}")
+    return _analyzed(spark, sql, {}, consequence)  # (the skipped tables were told already)
 
 
 def _analyzed(spark, sql: str, skipped: dict[str, str], consequence: str):
@@ -320,6 +324,19 @@ def _run_rows(spark, sql: str, enabled: bool):
             return None, _one_line(e)
 
 
+def _print_optimized(spark, df) -> None:
+    """The optimized plan with the extension, then why its rules fired or declined (where they said)."""
+    from . import _jvm
+    from .compare import optimized_plan
+
+    print("== Optimized plan, with pyspark-arrnf ==")
+    print(optimized_plan(df))
+    reasons = _jvm.rule_reasons(spark, df)
+    if reasons:
+        print("== Why the rules fired, or declined ==")
+        print("\n".join(reasons))
+
+
 def _compare(spark, sql: str, name: str = "query") -> int:
     """Plans with and without the extension, the ArrNF program, then runs the query both ways and
     compares the results: 0 equal, 1 a failed run or different results (said on stderr)."""
@@ -331,8 +348,7 @@ def _compare(spark, sql: str, name: str = "query") -> int:
             print(optimized_plan(spark.sql(sql)))
         with arrnf_enabled(spark, True):
             on = spark.sql(sql)
-            print("== Optimized plan, with pyspark-arrnf ==")
-            print(optimized_plan(on))
+            _print_optimized(spark, on)
             print("== ArrNF ==")
             print(_program(spark, on, name))
     off_rows, off_error = _run_rows(spark, sql, False)
@@ -372,7 +388,6 @@ def cmd_demo(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    from .compare import optimized_plan
     from .normalize import arrnf
 
     sql, name = _inputs(args)
@@ -380,13 +395,12 @@ def cmd_explain(args) -> int:
     names, skipped = _register(spark, args.tables)
     df = _analyzed(spark, sql, skipped, "so it cannot be explained")
     if args.stats:
-        _sketch_read_tables(spark, df, names)
+        df = _sketch_read_tables(spark, df, names, sql, "so it cannot be explained")
     if args.compare:
         return _compare(spark, sql, name=name)
     with _step("the query cannot be planned"):
         if args.format is None:
-            print("== Optimized plan, with pyspark-arrnf ==")
-            print(optimized_plan(df))
+            _print_optimized(spark, df)
             print("== ArrNF ==")
             print(_program(spark, df, name))
             return 0
@@ -429,7 +443,7 @@ def cmd_analyze(args) -> int:
     names, skipped = _register(spark, args.tables)
     df = _analyzed(spark, sql, skipped, "so it cannot be measured")
     if args.stats:
-        _sketch_read_tables(spark, df, names)
+        df = _sketch_read_tables(spark, df, names, sql, "so it cannot be measured")
     p = measure(df, spark=spark, name=name)
     print(p.to_json(indent=2) if args.json else p)
     sys.stdout.flush()
@@ -541,7 +555,8 @@ def parser() -> argparse.ArgumentParser:
     e = sub.add_parser("explain", parents=[query_opts, spark_opts],
                        help="plan a SQL file (not run): optimized plan, ArrNF program and costs",
                        description="Plans the query without running it: the optimized plan with the "
-                                   "extension, then the ArrNF program and its cost table.")
+                                   "extension, why its rules fired or declined, then the ArrNF program and "
+                                   "its cost table.")
     how = e.add_mutually_exclusive_group()
     how.add_argument("--format", choices=["text", "json", "dot", "sql"],
                      help="print only the ArrNF program, in this form; sql: one statement, a CTE per block")

@@ -21,7 +21,10 @@ from . import _jvm
 
 def statistics(spark, tables) -> list[str]:
     """Takes the sketch of each table (or view over files) in ``tables``; one line per table saying
-    what was sketched or why not (a table that reads no files, or several)."""
+    what was sketched or why not (a table that reads no files, or several).
+
+    A DataFrame keeps the plan Spark first made of it (as after ``ANALYZE TABLE``): one already
+    explained, run or asked for its ``inputFiles()`` is planned with the sketches once built again."""
     if isinstance(tables, str):
         tables = [tables]
     return _jvm.collect_statistics(spark, list(tables))

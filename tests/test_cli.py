@@ -21,6 +21,9 @@ from pyspark_arrnf import Program
 from pyspark_arrnf.cli import main
 from pyspark_arrnf.data import generate, queries
 
+sys.path.insert(0, os.path.dirname(__file__))
+from soundness import inside_a_join  # noqa: E402
+
 SQL = """select n_name, count(*) as suppliers
 from supplier join nation on s_nationkey = n_nationkey
 group by n_name order by suppliers desc limit 5
@@ -282,9 +285,12 @@ def test_explain_compare_prints_both_plans_and_the_results(query_file, spark, ca
     assert main(["explain", str(query_file), "--tables", tables(), "--compare"]) == 0
     out, err = capsys.readouterr()
     heads = [ln for ln in out.splitlines() if ln.startswith("== ")]
-    assert heads[:3] == ["== Optimized plan, vanilla Spark ==", "== Optimized plan, with pyspark-arrnf ==", "== ArrNF =="]
-    assert heads[3].startswith("== ArrNF costs (") and "-- ArrNF by_nation:" in out
-    assert heads[4] == "== Results: 5 rows with the extension, 5 without; equal ==", heads
+    assert heads[:4] == ["== Optimized plan, vanilla Spark ==", "== Optimized plan, with pyspark-arrnf ==",
+                         "== Why the rules fired, or declined ==", "== ArrNF =="]
+    assert ("== Why the rules fired, or declined ==\nEagerAggregation declined: the pre-aggregate's rows are "
+            "unknown: no distinct counts for its filter, join or grouping columns; take the sketch pass") in out, out
+    assert heads[4].startswith("== ArrNF costs (") and "-- ArrNF by_nation:" in out
+    assert heads[5] == "== Results: 5 rows with the extension, 5 without; equal ==", heads
     assert err == ""
 
 
@@ -435,6 +441,39 @@ def test_stats_option_takes_the_sketch_pass_over_the_tables_read(command, spark,
     lines = err.splitlines()
     assert lines[0].startswith("arrnf: warning: table broken skipped: ") and len(lines) == 2, err
     assert re.fullmatch(r"-- sketch pass: nation in \d+\.\d s", lines[1]), err
+
+
+@pytest.fixture
+def sales_tables(spark, tmp_path):
+    """Parquet tables: sales (20,000 rows over 100 customers), customers (20,000)."""
+    folder = tmp_path / "sales_tables"
+    spark.range(20000).selectExpr("id % 100 AS ck", "cast(id % 7 AS int) AS q").write.parquet(str(folder / "sales"))
+    spark.range(20000).selectExpr("id AS ck", "concat('c', id) AS name").write.parquet(str(folder / "customers"))
+    return folder
+
+
+@pytest.mark.parametrize("command", ["explain", "analyze"])
+def test_stats_option_informs_the_rules_choices(command, spark, sales_tables, no_sketches, conf, tmp_path, capsys):
+    """With ``--stats`` the query is planned after the sketch pass, so EagerAggregation's cost guard
+    reads the distinct counts: the sales are pre-aggregated by customer (100 groups of 20,000 rows)
+    below the join. Without them it declines (the pre-aggregate's rows are unknown)."""
+    conf({"spark.sql.autoBroadcastJoinThreshold": "-1"})  # a shuffled join: where pre-aggregating pays
+    q = _sql(tmp_path, "select c.name, sum(s.q), count(*) from sales s join customers c on s.ck = c.ck group by c.name")
+    pre_aggregate = re.compile(r"Reduce keys=\[#\d+\{ck\}\]")  # the ArrNF program's block of it
+    why = "== Why the rules fired, or declined ==\nEagerAggregation "
+    assert main([command, q, "--tables", str(sales_tables)]) == 0
+    out, _ = capsys.readouterr()
+    assert not pre_aggregate.search(out), out
+    if command == "explain":
+        assert why + "declined: the pre-aggregate's rows are unknown: no distinct counts" in out, out
+    assert main([command, q, "--tables", str(sales_tables), "--stats"]) == 0
+    out, err = capsys.readouterr()
+    assert pre_aggregate.search(out), out
+    assert re.fullmatch(r"-- sketch pass: customers, sales in \d+\.\d s", err.strip()), err
+    if command == "explain":
+        plan = out[out.index("== Optimized plan, with pyspark-arrnf ==\n"):out.index(why)]
+        assert inside_a_join(plan, r"Aggregate \[ck#"), plan
+        assert why + "fired: pre-aggregating sales by [ck]: estimated rows 20000 → " in out, out
 
 
 def test_stats_on_a_table_that_fails_when_read_says_why_and_exits_1(spark, tmp_path, no_sketches, capsys):

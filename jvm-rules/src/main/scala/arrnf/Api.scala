@@ -62,6 +62,11 @@ object Api {
   def ruleFailures(): java.util.Map[String, java.lang.Long] = ArrnfStatus.failures()
   def failureCount(rule: String): Long = ArrnfStatus.failureCount(rule)
 
+  /** Why the rules fired (or EagerAggregation declined) in `df`'s optimized plan, as its explain section says. */
+  def ruleReasons(df: Dataset[_]): java.util.List[String] = {
+    import scala.jdk.CollectionConverters._
+    ArrnfExplainProvider.ruleReasons(df.queryExecution.optimizedPlan).asJava
+  }
   def factorizeReasons(): java.util.List[String] = FactorizeStatus.reasons()
   def factorizeFirings(): Long = FactorizeStatus.firings()
   def eagerReasons(): java.util.List[String] = arrnf.rules.EagerAggregation.status.reasons()

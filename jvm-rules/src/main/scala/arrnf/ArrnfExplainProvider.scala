@@ -52,12 +52,7 @@ object ArrnfExplainProvider {
     logical.flatMap(lp => lp.getTagValue(SectionTag).filter(_.of eq lp)) match {
       case Some(built) => built.text
       case None =>
-        // Why the factorization fired, where its tag survived Spark's later rules (best effort).
-        val fired = logical.toSeq.flatMap(lp => scala.util.Try(
-          arrnf.rules.FactorizeUnionOfJoins.firedIn(lp).asScala.toSeq).getOrElse(Nil))
-          .map(reason => s"FactorizeUnionOfJoins fired: $reason\n").mkString +
-          logical.toSeq.flatMap(lp => scala.util.Try(arrnf.rules.EagerAggregation.reasonsIn(lp)).getOrElse(Nil))
-            .map(reason => s"EagerAggregation $reason\n").mkString
+        val fired = logical.toSeq.flatMap(ruleReasons).map(_ + "\n").mkString
         // Never throws: a plan the normalizer cannot handle gives a one-line message instead. It reads
         // the copy Spark planned (where the planner's statistics are); the text is kept on `logical`.
         val planned = scala.util.Try(arrnf.normalize.Arrnf.plannedOf(plan)).toOption.flatten
@@ -67,6 +62,13 @@ object ArrnfExplainProvider {
         text
     }
   }
+
+  /** Why the rules fired, and why EagerAggregation declined, in an optimized plan: a line each,
+   *  where their tags survived Spark's later rules (best effort). */
+  def ruleReasons(optimized: LogicalPlan): Seq[String] =
+    scala.util.Try(arrnf.rules.FactorizeUnionOfJoins.firedIn(optimized).asScala.toSeq).getOrElse(Nil)
+      .map(reason => s"FactorizeUnionOfJoins fired: $reason") ++
+      scala.util.Try(arrnf.rules.EagerAggregation.reasonsIn(optimized)).getOrElse(Nil).map(reason => s"EagerAggregation $reason")
 
   private val DescriptionCallers = Seq(
     "org.apache.spark.sql.execution.SQLExecution",
