@@ -553,7 +553,8 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--scale", type=_scale, default=0.1)
     d.set_defaults(func=cmd_demo)
     e = sub.add_parser("explain", parents=[query_opts, spark_opts],
-                       help="plan a SQL file (not run): optimized plan, ArrNF program and costs",
+                       help="plan a SQL file (not run): optimized plan, why the rules fired or not, "
+                            "ArrNF program and costs",
                        description="Plans the query without running it: the optimized plan with the "
                                    "extension, why its rules fired or declined, then the ArrNF program and "
                                    "its cost table.")

@@ -969,4 +969,13 @@ class EstimatorSuite extends ArrnfSparkSuite {
       assert(c.rows.exists(r => r >= 1 && r <= 3) && c.source == "estimate: catalog", "a Reduce holds its groups: " + c)
     } finally spark.sql("DROP TABLE IF EXISTS est_catalog")
   }
+
+  test("a group bound tells the subtrees of grouping columns apart by identity: equal copies are two inputs") {
+    val p = spark.range(3).queryExecution.analyzed
+    val copy = p.clone()
+    assert(copy == p && (copy ne p))
+    assert(new GroupBound.Same(p) == new GroupBound.Same(p))
+    assert(new GroupBound.Same(p) != new GroupBound.Same(copy))
+    assert(Set(new GroupBound.Same(p), new GroupBound.Same(copy), new GroupBound.Same(p)).size == 2)
+  }
 }
