@@ -67,6 +67,7 @@ object Api {
     import scala.jdk.CollectionConverters._
     ArrnfExplainProvider.ruleReasons(df.queryExecution.optimizedPlan).asJava
   }
+
   def factorizeReasons(): java.util.List[String] = FactorizeStatus.reasons()
   def factorizeFirings(): Long = FactorizeStatus.firings()
   def eagerReasons(): java.util.List[String] = arrnf.rules.EagerAggregation.status.reasons()

@@ -65,10 +65,12 @@ object ArrnfExplainProvider {
 
   /** Why the rules fired, and why EagerAggregation declined, in an optimized plan: a line each,
    *  where their tags survived Spark's later rules (best effort). */
-  def ruleReasons(optimized: LogicalPlan): Seq[String] =
-    scala.util.Try(arrnf.rules.FactorizeUnionOfJoins.firedIn(optimized).asScala.toSeq).getOrElse(Nil)
-      .map(reason => s"FactorizeUnionOfJoins fired: $reason") ++
-      scala.util.Try(arrnf.rules.EagerAggregation.reasonsIn(optimized)).getOrElse(Nil).map(reason => s"EagerAggregation $reason")
+  def ruleReasons(optimized: LogicalPlan): Seq[String] = {
+    val factorized = scala.util.Try(arrnf.rules.FactorizeUnionOfJoins.firedIn(optimized).asScala.toSeq).getOrElse(Nil)
+    val eager = scala.util.Try(arrnf.rules.EagerAggregation.reasonsIn(optimized)).getOrElse(Nil)
+    factorized.map(reason => s"FactorizeUnionOfJoins fired: $reason") ++
+      eager.map(reason => s"EagerAggregation $reason")
+  }
 
   private val DescriptionCallers = Seq(
     "org.apache.spark.sql.execution.SQLExecution",

@@ -24,6 +24,7 @@ import arrnf.stats.Sketches
  */
 private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], sampleOf: LogicalPlan => Option[Sketches.Sample],
     statsOf: LogicalPlan => Option[Statistics], clustering: Clustering) extends PredicateHelper {
+  import GroupBound.Same
 
   def apply(a: Aggregate, in: Statistics): Option[BigInt] = {
     val own = a.child match {
@@ -123,8 +124,8 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
       case _ => false
     }
     val placed = groups.zip(counts.flatten).map { case (e, n) => (subtree(e), e, n) }
-    val bySubtree = placed.collect { case (Some(t), e, n) => (t, e, n) }.groupBy(x => new GroupBound.Same(x._1)).values.toSeq
-    val determined = if (extended) Set.empty[GroupBound.Same] else determinedByJoins(a, bySubtree.map(_.head._1), from)
+    val bySubtree = placed.collect { case (Some(t), e, n) => (t, e, n) }.groupBy(x => new Same(x._1)).values.toSeq
+    val determined = if (extended) Set.empty[Same] else determinedByJoins(a, bySubtree.map(_.head._1), from)
     val parts = bySubtree.map { ts =>
       val product = ts.map(_._3).product
       val t = ts.head._1
@@ -142,14 +143,14 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
       // (a row NULL-extended above the subtree, by an outer join or a ROLLUP, is one more)
       val byFixed = fixedBound(t, ts.map(_._2), from).map(_ + (if (extended) 1 else 0))
       // Determined by a grouping column its unique key is joined to (below): one combination per value of that column.
-      val byJoinedKey = Option.when(determined.contains(new GroupBound.Same(t)))(BigInt(1))
+      val byJoinedKey = Option.when(determined.contains(new Same(t)))(BigInt(1))
       (Seq(product) ++ bySample ++ byRows ++ byKey ++ byFixed ++ byJoinedKey).min
     }
     val product = (parts ++ placed.collect { case (None, _, n) => n }).product
     // Columns of one table's clusters (a ticket's customer and date), whole clusters kept; the
     // columns of subtrees determined by others' columns left out (they add no combination).
     lazy val attributes = placed.collect {
-      case (t, c: Attribute, _) if !t.exists(s => determined.contains(new GroupBound.Same(s))) => c
+      case (t, c: Attribute, _) if !t.exists(s => determined.contains(new Same(s))) => c
     }
     val byClusters = if (groups.forall(_.isInstanceOf[Attribute])) clustering.combinations(a.child, attributes, in.rowCount.get) else None
     Some((Seq(product, in.rowCount.get) ++ byClusters).min.max(1))
@@ -166,15 +167,18 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
    * determined one is counted through another. The caller adds none where an outer join or ROLLUP
    * NULL-extends rows.
    */
-  private def determinedByJoins(a: Aggregate, subtrees: Seq[LogicalPlan], from: Map[ExprId, (LogicalPlan, ExprId)]): Set[GroupBound.Same] = {
+  private def determinedByJoins(a: Aggregate, subtrees: Seq[LogicalPlan],
+      from: Map[ExprId, (LogicalPlan, ExprId)]): Set[Same] = {
     if (subtrees.isEmpty || a.groupingExpressions.size < 2) return Set.empty
     val pairs = equalities(a.child)
     if (pairs.isEmpty) return Set.empty
     def partners(id: ExprId): Seq[ExprId] = pairs.collect { case (x, y) if x == id => y; case (x, y) if y == id => x }
     // grouping column -> the subtree it comes from (None: computed or of several)
-    val grouped = a.groupingExpressions.collect { case g: Attribute => g.exprId -> from.get(g.exprId).map(o => new GroupBound.Same(o._1)) }.toMap
-    subtrees.foldLeft(Set.empty[GroupBound.Same]) { (done, t) =>
-      val id = new GroupBound.Same(t)
+    val grouped = a.groupingExpressions.collect {
+      case g: Attribute => g.exprId -> from.get(g.exprId).map(o => new Same(o._1))
+    }.toMap
+    subtrees.foldLeft(Set.empty[Same]) { (done, t) =>
+      val id = new Same(t)
       val by = t.output.exists(u => unique(t, u.exprId) && partners(u.exprId).exists(g => grouped.get(g).exists(owner =>
         !owner.contains(id) && !owner.exists(done.contains))))
       if (by) done + id else done
