@@ -155,6 +155,34 @@ def test_session_helper_in_a_new_process_warns_when_configured_late(tmp_path):
     assert "restart the Python process" in out.stdout
 
 
+def test_a_bad_setting_given_at_session_start_leaves_the_session_working(tmp_path):
+    """A bad value in the builder's options (as in spark-defaults.conf) must not fail the session's
+    queries, Spark's own included: the switch reads as off, with a warning; SET still refuses it."""
+    script = tmp_path / "bad_setting.py"
+    script.write_text(textwrap.dedent("""
+        from pyspark.sql import SparkSession
+        import pyspark_arrnf
+        builder = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+                   .config("spark.arrnf.enabled", "maybe")
+                   .config("spark.arrnf.EagerAggregation.minReduction", "abc"))
+        spark = pyspark_arrnf.configure(builder).getOrCreate()
+        print("LOADED" if pyspark_arrnf.is_loaded(spark) else "NOT LOADED")
+        print("ROWS", spark.sql("select id % 3 k, count(*) from range(10) group by 1").count())
+        print("KEPT", spark.conf.get("spark.arrnf.enabled"), spark.conf.get("spark.sql.shuffle.partitions"))
+        try:
+            spark.conf.set("spark.arrnf.enabled", "perhaps")
+            print("SET ACCEPTED")
+        except Exception as e:
+            print("SET REFUSED", "spark.arrnf.enabled" in str(e))
+        spark.stop()
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert "LOADED" in out.stdout and "ROWS 3" in out.stdout, out.stderr[-3000:]
+    assert "KEPT maybe 200" in out.stdout and "SET REFUSED True" in out.stdout, out.stdout
+    assert "spark.arrnf.enabled='maybe' is not a value it takes" in out.stderr
+    assert "it reads as off" in out.stderr
+
+
 def test_the_wheel_carries_the_jar_and_the_query_texts(tmp_path):
     """`pip install` of the project gives users everything: the jar is package data."""
     import zipfile

@@ -1,6 +1,7 @@
 package org.apache.spark.sql.arrnf
 
-import org.apache.spark.internal.config.ConfigEntry
+import org.apache.spark.internal.Logging
+import org.apache.spark.internal.config.{ConfigEntry, TypedConfigBuilder}
 import org.apache.spark.sql.internal.SQLConf
 
 /**
@@ -8,14 +9,43 @@ import org.apache.spark.sql.internal.SQLConf
  * is first used (the extension touches it when Spark loads it). In Spark's package because Spark's
  * `ConfigBuilder` is private to it; the rest of the extension reads them through `arrnf.ArrnfConf`.
  */
-object ArrnfSqlConf {
+object ArrnfSqlConf extends Logging {
   private val Since = "0.1.0"
+
+  /** Spark checks a registered setting's value wherever it is set: at `SET`, which refuses a bad one
+   *  at once, and while it builds a session's settings (spark-defaults.conf, `--conf`, a builder's
+   *  options, every new session of a Connect server), where a throw fails every query of the session,
+   *  Spark's own included. There a bad value is let in with a warning, and read later as `readAs` says:
+   *  a switch as off, a rule's number failing only that rule (skipped, with a warning). */
+  private implicit class TolerantAtSessionStart[T](b: TypedConfigBuilder[T]) {
+    def tolerantAtSessionStart(default: T, readAs: String): TypedConfigBuilder[T] = {
+      val strict = b.converter
+      new TypedConfigBuilder[T](b.parent, (v: String) => try strict(v) catch {
+        case e: IllegalArgumentException if buildingSessionSettings =>
+          val warning = s"pyspark-arrnf: ${b.parent.key}='$v' is not a value it takes (${e.getMessage.trim}); " +
+            s"let in so that the session starts: $readAs"
+          if (warned.add(warning)) logWarning(warning) // once, though each new session merges it again
+          default
+      }, b.stringConverter)
+    }
+  }
+
+  private def buildingSessionSettings: Boolean =
+    StackWalker.getInstance().walk((frames: java.util.stream.Stream[StackWalker.StackFrame]) =>
+      java.lang.Boolean.valueOf(frames.anyMatch(f =>
+        f.getClassName == "org.apache.spark.sql.internal.SQLConf$" && SessionMerges(f.getMethodName)))).booleanValue
+  private val SessionMerges = Set("mergeSparkConf", "mergeNonStaticSQLConfigs")
+  private val warned = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
+
+  private val SwitchReadAs = "it reads as off until it is SET to true or false"
+  private val RuleNumberReadAs = "the rule reading it is skipped, with a warning, until it is SET right or unset"
 
   val Enabled: ConfigEntry[Boolean] = SQLConf.buildConf("spark.arrnf.enabled")
     .doc("Kill switch of pyspark-arrnf: false turns every rewrite of the extension off (the ArrNF " +
       "explain section stays). A runtime setting.")
     .version(Since)
     .booleanConf
+    .tolerantAtSessionStart(true, SwitchReadAs)
     .createWithDefault(true)
 
   /** The rules' simple names, each with its own switch. */
@@ -28,6 +58,7 @@ object ArrnfSqlConf {
       .doc(s"Switch of pyspark-arrnf's rule $r (arrnf.rules.$r); off also when spark.arrnf.enabled is false.")
       .version(Since)
       .booleanConf
+      .tolerantAtSessionStart(true, SwitchReadAs)
       .createWithDefault(true)
   }.toMap
 
@@ -39,6 +70,7 @@ object ArrnfSqlConf {
     .version(Since)
     .doubleConf
     .checkValue(v => v >= 0 && v <= 1, "must be a number from 0 to 1 (a share of the estimated cost)")
+    .tolerantAtSessionStart(FactorizeMinSavingDefault, RuleNumberReadAs)
     .createWithDefault(FactorizeMinSavingDefault)
 
   val EagerMinReductionDefault = 3.0
@@ -51,6 +83,7 @@ object ArrnfSqlConf {
     .version(Since)
     .doubleConf
     .checkValue(v => v == 0 || v >= 1, "must be 0 (fire wherever the law holds) or a factor of 1 or more")
+    .tolerantAtSessionStart(EagerMinReductionDefault, RuleNumberReadAs)
     .createWithDefault(EagerMinReductionDefault)
 
   def eagerMinReduction(conf: SQLConf): Double = checked(conf, EagerMinReduction, "0 or a factor of 1 or more")
@@ -66,6 +99,7 @@ object ArrnfSqlConf {
     .stringConf
     .transform(_.toLowerCase(java.util.Locale.ROOT))
     .checkValues(Set("cost", "never", "always"))
+    .tolerantAtSessionStart(EagerOtherSideDefault, RuleNumberReadAs)
     .createWithDefault(EagerOtherSideDefault)
 
   def eagerOtherSide(conf: SQLConf): String = checked(conf, EagerOtherSide, "cost, never or always")
@@ -75,6 +109,7 @@ object ArrnfSqlConf {
       "query (SQL tab of the UI, event log). df.explain() always shows it.")
     .version(Since)
     .booleanConf
+    .tolerantAtSessionStart(false, SwitchReadAs)
     .createWithDefault(false)
 
   val MaxFooterFilesDefault = 256
@@ -86,6 +121,7 @@ object ArrnfSqlConf {
     .version(Since)
     .intConf
     .checkValue(_ >= 0, "must be 0 or more (0: read no footers)")
+    .tolerantAtSessionStart(MaxFooterFilesDefault, s"it reads as its default, $MaxFooterFilesDefault")
     .createWithDefault(MaxFooterFilesDefault)
 
   def maxFooterFiles(conf: SQLConf): Int =
