@@ -169,6 +169,8 @@ def test_a_bad_setting_given_at_session_start_leaves_the_session_working(tmp_pat
         print("LOADED" if pyspark_arrnf.is_loaded(spark) else "NOT LOADED")
         print("ROWS", spark.sql("select id % 3 k, count(*) from range(10) group by 1").count())
         print("KEPT", spark.conf.get("spark.arrnf.enabled"), spark.conf.get("spark.sql.shuffle.partitions"))
+        print("ESTIMATED", str(pyspark_arrnf.arrnf("select id % 3 k, count(*) c from range(10) group by 1")))
+        print("CACHED", spark.range(5).cache().count())
         try:
             spark.conf.set("spark.arrnf.enabled", "perhaps")
             print("SET ACCEPTED")
@@ -179,6 +181,7 @@ def test_a_bad_setting_given_at_session_start_leaves_the_session_working(tmp_pat
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert "LOADED" in out.stdout and "ROWS 3" in out.stdout, out.stderr[-3000:]
     assert "KEPT maybe 200" in out.stdout and "SET REFUSED True" in out.stdout, out.stdout
+    assert "rows≈10 (estimate: exact)" in out.stdout and "CACHED 5" in out.stdout, out.stdout  # the estimator copies them too
     assert "spark.arrnf.enabled='maybe' is not a value it takes" in out.stderr
     assert "it reads as off" in out.stderr
 

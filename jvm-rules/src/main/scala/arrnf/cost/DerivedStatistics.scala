@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.{Add, Alias, And, Attribute, At
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, LeftAnti, LeftOuter, LeftSemi}
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Filter, Join, LeafNode, LogicalPlan, Project, Statistics, Window}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Deduplicate, Filter, Join, LeafNode, LogicalPlan, Project, Sample, Statistics, Window, WindowGroupLimit}
 import org.apache.spark.sql.catalyst.trees.TreePattern.{EXISTS_SUBQUERY, IN_SUBQUERY, LIST_SUBQUERY}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.types.{BooleanType, DateType, IntegerType, LongType, NumericType, TimestampType}
@@ -27,6 +27,13 @@ private[cost] trait DerivedStatistics extends KeptShares with Sources with Aggre
     case LogicalRelation(h: HadoopFsRelation, _, table, _, _) =>
       table.flatMap(_.stats).exists(_.colStats.nonEmpty) || Try(Sketches.taken(h)).getOrElse(false)
     case _ => Try(leaf.stats.attributeStats.nonEmpty).getOrElse(false)
+  }
+
+  /** Whether `p`'s rows, estimated as its one input's, may keep that estimate's label: not where they
+   *  are only a bound (an aggregate's groups, a sample's or a rank limit's rows: never `exact`). */
+  def keepsLabel(p: LogicalPlan): Boolean = p match {
+    case _: Aggregate | _: Deduplicate | _: Sample | _: WindowGroupLimit => false
+    case _ => true
   }
 
   def isSemi(j: Join): Boolean = j.joinType match {

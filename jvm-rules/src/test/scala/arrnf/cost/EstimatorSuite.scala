@@ -63,6 +63,12 @@ class EstimatorSuite extends ArrnfSparkSuite {
     } finally spark.conf.unset(key)
   }
 
+  test("a projection keeps its input's label; an aggregate estimated at its input's rows (a bound) is an estimate, not exact") {
+    assert(estimateOf("SELECT id * 2 AS x FROM range(10)").source == "exact")
+    val grouped = estimateOf("SELECT id % 3 AS k, count(*) AS n FROM range(10) GROUP BY 1") // 3 groups, at most 10
+    assert(grouped.rows.contains(BigInt(10)) && grouped.source == "estimate: exact", grouped)
+  }
+
   test("a scan's rows are exact from its Parquet footers, without reading data") {
     val p = program("SELECT f.id FROM est_fact f JOIN est_dim d ON f.k = d.id")
     assert(arranged(p).map(_.cost).map(c => (c.rows, c.source)).toSet ==

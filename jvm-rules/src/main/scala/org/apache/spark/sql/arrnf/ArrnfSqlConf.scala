@@ -14,8 +14,8 @@ object ArrnfSqlConf extends Logging {
 
   /** Spark checks a registered setting's value wherever it is set: at `SET`, which refuses a bad one
    *  at once, and while it builds a session's settings (spark-defaults.conf, `--conf`, a builder's
-   *  options, every new session of a Connect server), where a throw fails every query of the session,
-   *  Spark's own included. There a bad value is let in with a warning, and read later as `readAs` says:
+   *  options, every new session of a Connect server) or copies them, where a throw fails every query
+   *  of the session, Spark's own included. There a bad value is let in with a warning, and read later as `readAs` says:
    *  a switch as off, a rule's number failing only that rule (skipped, with a warning). */
   private implicit class TolerantAtSessionStart[T](b: TypedConfigBuilder[T]) {
     def tolerantAtSessionStart(default: T, readAs: String): TypedConfigBuilder[T] = {
@@ -32,9 +32,11 @@ object ArrnfSqlConf extends Logging {
 
   private def buildingSessionSettings: Boolean =
     StackWalker.getInstance().walk((frames: java.util.stream.Stream[StackWalker.StackFrame]) =>
-      java.lang.Boolean.valueOf(frames.anyMatch(f =>
-        f.getClassName == "org.apache.spark.sql.internal.SQLConf$" && SessionMerges(f.getMethodName)))).booleanValue
-  private val SessionMerges = Set("mergeSparkConf", "mergeNonStaticSQLConfigs")
+      java.lang.Boolean.valueOf(frames.anyMatch(f => SessionCopies((f.getClassName, f.getMethodName))))).booleanValue
+  // Spark's merges of a new session's settings, and its copy of a session's (a cloned session: a
+  // stream's, a cached plan's), which must not fail on a value the session already holds.
+  private val SessionCopies = Set(("org.apache.spark.sql.internal.SQLConf$", "mergeSparkConf"),
+    ("org.apache.spark.sql.internal.SQLConf$", "mergeNonStaticSQLConfigs"), ("org.apache.spark.sql.internal.SQLConf", "clone"))
   private val warned = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
 
   private val SwitchReadAs = "it reads as off until it is SET to true or false"

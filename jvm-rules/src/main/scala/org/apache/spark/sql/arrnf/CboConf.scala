@@ -4,9 +4,9 @@ import org.apache.spark.sql.internal.SQLConf
 
 /**
  * A session's settings with cost-based estimation on (`spark.sql.cbo.enabled`), for Spark's
- * estimation on ArrNF's copies of a plan; the user's settings are untouched. A clone sets and
- * checks every setting one by one (2–10% of the estimator's time over the TPC queries, by two profilers), so one is
- * kept per session conf and made again once any of its settings changed. In Spark's package because
+ * estimation on ArrNF's copies of a plan; the user's settings are untouched. Spark's clone sets and
+ * checks every setting one by one (2–10% of the estimator's time over the TPC queries, by two profilers), so the
+ * settings are copied as they are, and one copy is kept per session conf and made again once any of its settings changed. In Spark's package because
  * a conf's settings are private to it.
  */
 object CboConf {
@@ -23,7 +23,8 @@ object CboConf {
     else {
       val now = conf.settings.synchronized(new java.util.HashMap[String, String](conf.settings))
       val c = new SQLConf
-      now.forEach((key, value) => if (value != null) c.setConfString(key, value))
+      // As they are, unchecked: a value a session started with that its check refuses is kept, not thrown.
+      now.forEach((key, value) => if (value != null) c.settings.put(key, value))
       c.setConf(SQLConf.CBO_ENABLED, true)
       kept.put(conf, new Kept(now, c))
       c

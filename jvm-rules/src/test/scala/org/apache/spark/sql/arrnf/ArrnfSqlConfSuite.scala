@@ -20,6 +20,9 @@ class ArrnfSqlConfSuite extends AnyFunSuite {
     val number = intercept[IllegalArgumentException](ArrnfConf.eagerMinReduction(started))
     assert(number.getMessage.contains(ArrnfConf.EagerMinReduction) && number.getMessage.contains("unset it for the default"))
     intercept[IllegalArgumentException](ArrnfConf.factorizeMinSaving(started))
+    // Copies of those settings keep them: a cloned session's (a stream's, a cached plan's), the estimator's.
+    assert(started.clone().getConfString(ArrnfConf.Enabled) == "maybe")
+    assert(CboConf.of(started).cboEnabled && CboConf.of(started).getConfString(ArrnfConf.EagerMinReduction) == "abc")
     // SET still refuses it at once.
     intercept[IllegalArgumentException](started.setConfString(ArrnfConf.Enabled, "maybe"))
   }
