@@ -2,9 +2,9 @@ package arrnf.cost
 
 import scala.util.Try
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expression}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Expression}
 import org.apache.spark.sql.catalyst.expressions.aggregate._
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, LogicalPlan}
 import org.apache.spark.sql.catalyst.plans.logical.statsEstimation.EstimationUtils
 
 import arrnf.model.{AggKind, Consumer, Cost, Head, HeadKind, Mode}
@@ -115,7 +115,17 @@ object CostModel {
       case (Some(l), None) => (Some(l), Estimator.PlanShape)
       case (None, e) => (e, source)
     }
-    val rowSize = Try(EstimationUtils.getSizePerRow(arrangedOut)).getOrElse(BigInt(8 + 8 * arrangedOut.size))
+    // An aggregate's hash map holds its grouping keys and its functions' buffers, whatever it outputs.
+    val held = arranged match {
+      case a: Aggregate if h.kind == HeadKind.Distinct || (h.kind == HeadKind.Reduce && !h.mode.contains(Mode.Window)) =>
+        a.groupingExpressions.map {
+          case at: Attribute => at
+          case e => AttributeReference("key", e.dataType)()
+        } ++ a.aggregateExpressions.flatMap(_.collect { case ae: AggregateExpression => ae }).distinctBy(_.canonicalized)
+          .flatMap(_.aggregateFunction.aggBufferAttributes)
+      case _ => arrangedOut
+    }
+    val rowSize = Try(EstimationUtils.getSizePerRow(held)).getOrElse(BigInt(8 + 8 * held.size))
     val bytes = rows.map(r => (BigInt(r) * rowSize).min(BigInt(Long.MaxValue)).toLong)
     Cost(n, rule, h.keys, values.map(_.name), rows, bytes, rowsSource, why)
   }

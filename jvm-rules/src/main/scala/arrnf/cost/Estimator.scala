@@ -412,12 +412,12 @@ final class Estimator extends PredicateHelper {
       case Some(Estimate(None, why)) if why.startsWith("unknown: ") => why
     }
 
-  // The leaf sources below each node (for its label).
-  private val sourcesBelow = new java.util.IdentityHashMap[LogicalPlan, Set[String]]().asScala
+  private val sourcesBelow = new java.util.IdentityHashMap[LogicalPlan, Set[String]]().asScala // leaf sources, for labels
 
   private def note(p: LogicalPlan, rows: Option[BigInt], source: String): Unit = {
     if (p.isInstanceOf[LeafNode]) sourcesBelow.put(p, if (source.startsWith("unknown")) Set.empty else Set(source))
-    known.put(p, Estimate(rows, if (rows.isEmpty) (if (source.startsWith("unknown")) source else "unknown") else source))
+    val why = if (source.startsWith("unknown")) Estimator.withStaleSketch(source, sourcesBelow.getOrElse(p, Nil)) else "unknown"
+    known.put(p, Estimate(rows, if (rows.isEmpty) why else source))
   }
 
   /** The statistics of `f`, a filter over a sampled table whose rows `in` states, from the share

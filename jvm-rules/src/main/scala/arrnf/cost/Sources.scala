@@ -1,5 +1,7 @@
 package arrnf.cost
 
+import arrnf.stats.Sketches
+
 /**
  * The sources [[Estimator]] names where Spark's estimation names none: the plan's shape, and why
  * rows are unknown (the `unknown: …` reasons a block prints, docs/arrnf-json.md). Mixed into
@@ -9,6 +11,13 @@ private[cost] trait Sources {
   /** Why Spark's estimation gave no rows above inputs whose rows are known. */
   val NoColumnStatistics = "unknown: no distinct counts for its filter, join or grouping columns; " +
     "take the sketch pass or ANALYZE TABLE ... FOR ALL COLUMNS"
+
+  /** `why` rows are unknown, saying which sketch is stale where that is why no distinct counts were found
+   *  (`below`: the sources of the leaves under the node). */
+  def withStaleSketch(why: String, below: Iterable[String]): String =
+    if (why != NoColumnStatistics || !below.exists(_.endsWith(Sketches.Stale))) why
+    else "unknown: no distinct counts for its filter, join or grouping columns: a table's sketch was taken, " +
+      "but its files changed since; take the sketch pass again"
 
   /** Why a filter whose columns have statistics has no estimate. */
   val UnestimatedFilter = "unknown: a filter Spark's estimation does not cover, such as LIKE, functions or " +

@@ -215,7 +215,9 @@ final class Normalizer private (rootName: String, withSql: Boolean, private[norm
     val consumers = b.consumers.toSeq.map(c => c.copy(block = rn(c.block)))
     val branches = b.branches.map(br => br.copy(leaf = fixLeaf(br.leaf)))
     val keys = if (b.head.exists(_.kind == HeadKind.ArrangeBy)) b.keySets.toSeq.flatMap(_._3) else b.headKeys
-    val cost = CostModel.cost(b.head, b.plan, b.input, b.plan.out, b.input.out, keys, consumers, streaming, estimator(_))
+    // In a streaming query, only the blocks over a stream are unknown (a static side joined to it has its files' rows).
+    val streamed = streaming && Seq(b.plan, b.input).exists(p => p != null && p.isStreaming)
+    val cost = CostModel.cost(b.head, b.plan, b.input, b.plan.out, b.input.out, keys, consumers, streamed, estimator(_))
     Block(rn(b.name), b.head, branches, b.columns, math.max(b.sharing, 1), consumers, cost, b.notes.toSeq)
   }
 }

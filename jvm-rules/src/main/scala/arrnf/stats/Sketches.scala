@@ -354,13 +354,16 @@ object Sketches {
   /** The relation's identity in the store: its root paths. */
   def identity(r: HadoopFsRelation): String = r.location.rootPaths.map(_.toString).sorted.mkString(",")
 
+  /** Why a relation's sketch is not read. */
+  val Stale = "a sketch was taken, but its files changed since"
+
   /** Whether a sketch of `r` was taken (current or stale: telling needs its files' listing). */
   def taken(r: HadoopFsRelation): Boolean = store.containsKey(identity(r))
 
   /** The sketch of `r`, whose files as listed now have the keys `current`: Right when taken on
    *  those files, Left(why) when stale; None when never taken. */
   def of(r: HadoopFsRelation, current: => Seq[FileKey]): Option[Either[String, Sketch]] = Option(store.get(identity(r))).map { s =>
-    if (s.files == current) Right(s) else Left("a sketch was taken, but its files changed since")
+    if (s.files == current) Right(s) else Left(Stale)
   }
 
   /** Takes (again) the sketch of `table`; one line saying what was sketched, or why not. */

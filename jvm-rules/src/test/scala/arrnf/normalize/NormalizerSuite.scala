@@ -56,6 +56,19 @@ class NormalizerSuite extends ArrnfSparkSuite {
     assert(shared.blocks.count(_.sharing == 2) == 1)
   }
 
+  test("a stream joined to a static table: the stream's blocks are unknown, the table's has its rows") {
+    val static = java.nio.file.Files.createTempDirectory("arrnf-static").toString + "/t"
+    spark.range(1000).selectExpr("id % 10 AS k", "id AS v").write.parquet(static)
+    val stream = spark.readStream.format("rate").load().selectExpr("value % 10 AS k")
+      .join(spark.read.parquet(static), "k").groupBy("k").count()
+    val p = Arrnf.program(stream.queryExecution.analyzed, "q")
+    // The table's arrangement holds its v; the stream's, and the aggregate over the join, do not.
+    val (table, streamed) = p.blocks.filter(_.head.isDefined).partition(_.cost.values.contains("v"))
+    assert(p.streaming && streamed.size == 2 && table.size == 1, p.blocks)
+    assert(streamed.forall(_.cost.source == "unknown: a stream"), streamed.map(_.cost))
+    assert(table.head.cost.rows.contains(1000L) && table.head.cost.source == "file metadata", table.head.cost)
+  }
+
   test("an unknown node is an Opaque term over a block, never an exception") {
     val plan = MysteryNode(spark.range(5).queryExecution.optimizedPlan)
     val p = Arrnf.program(plan, "q")
