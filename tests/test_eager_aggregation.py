@@ -176,7 +176,9 @@ def test_a_bad_setting_is_refused_in_one_line(spark):
     with pytest.raises(Exception) as e:
         spark.conf.set("spark.arrnf.EagerAggregation.minReduction", "0.5")
     assert "spark.arrnf.EagerAggregation.minReduction" in str(e.value)
-    assert "0 (fire wherever the law holds) or a factor of 1 or more" in str(e.value)
+    assert "0 (fire wherever the law holds) or a finite factor of 1 or more" in str(e.value)
+    with pytest.raises(Exception, match="finite factor"):  # a factor no estimate can reach: the rule switched off unsaid
+        spark.conf.set("spark.arrnf.EagerAggregation.minReduction", "Infinity")
 
 
 def test_tpcds_year_totals_fire_and_agree(spark, tpcds_db, use_db, conf):

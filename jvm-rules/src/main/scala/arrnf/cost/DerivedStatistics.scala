@@ -8,6 +8,7 @@ import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{ExistenceJoin, Inner, LeftAnti, LeftOuter, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Deduplicate, Filter, Join, LeafNode, LogicalPlan, Project, Sample, Statistics, Window, WindowGroupLimit}
 import org.apache.spark.sql.catalyst.trees.TreePattern.{EXISTS_SUBQUERY, IN_SUBQUERY, LIST_SUBQUERY}
+import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.types.{BooleanType, DateType, IntegerType, LongType, NumericType, TimestampType}
 
@@ -350,17 +351,20 @@ private[cost] trait DerivedStatistics extends KeptShares with Sources with Aggre
    * of `node` counts `a`'s values). Where one of them is a table's column, or computed from one,
    * without counts: [[NoColumnStatistics]] (the sketch pass or ANALYZE counts them). Where all are
    * values the query computes from counted columns (an aggregate's or a window's results, as
-   * TPC-H q18's HAVING sum; a join key such as TPC-DS q24's `upper(ca_country)`): [[ComputedValues]].
+   * TPC-H q18's HAVING sum; a join key such as TPC-DS q24's `upper(ca_country)`): [[ComputedValues]];
+   * where a cached relation's columns are missing and no table's: [[CachedColumns]].
    */
   def withoutCounts(p: LogicalPlan, counted: (Attribute, LogicalPlan) => Boolean): String = Try {
     // `a`, an output of a child of `n` without counts there: a table's column, or computed from one
-    def fromTable(a: Attribute, n: LogicalPlan): Boolean =
+    // (`cached`: of a cached relation, whose columns neither the sketch pass nor ANALYZE TABLE counts)
+    def fromTable(a: Attribute, n: LogicalPlan, cached: Boolean = false): Boolean =
       n.children.find(_.outputSet.contains(a)).exists(c => !counted(a, c) && (c match {
-        case _: LeafNode => true
+        case _: InMemoryRelation => cached
+        case _: LeafNode => !cached
         case _ => c.expressions.collectFirst { case d: Alias if d.exprId == a.exprId => d.child } match {
           case Some(e) if e.exists(x => x.isInstanceOf[AggregateExpression] || x.isInstanceOf[WindowExpression]) => false
-          case Some(e) => e.references.exists(fromTable(_, c))
-          case None => fromTable(a, c)
+          case Some(e) => e.references.exists(fromTable(_, c, cached))
+          case None => fromTable(a, c, cached)
         }
       }))
     // and whether it groups or joins by expressions, which Spark's estimation counts no values of
@@ -370,7 +374,9 @@ private[cost] trait DerivedStatistics extends KeptShares with Sources with Aggre
       case _ => (p.references.toSeq, false)
     }
     val missing = needed.filterNot(a => p.children.exists(counted(a, _)))
-    if ((missing.nonEmpty || byExpressions) && !missing.exists(fromTable(_, p))) ComputedValues else NoColumnStatistics
+    if (missing.exists(fromTable(_, p))) NoColumnStatistics
+    else if (missing.exists(fromTable(_, p, cached = true))) CachedColumns
+    else if (missing.nonEmpty || byExpressions) ComputedValues else NoColumnStatistics
   }.getOrElse(NoColumnStatistics)
 
   /** Whether `condition` tests an IN or EXISTS subquery (a scalar subquery's value is another case):

@@ -19,6 +19,10 @@ private[cost] trait Sources {
     else "unknown: no distinct counts for its filter, join or grouping columns: a table's sketch was taken, " +
       "but its files changed since; take the sketch pass again"
 
+  /** Why rows are unknown above a cached relation whose columns lack counts: no pass counts them. */
+  val CachedColumns = "unknown: no distinct counts for its filter, join or grouping columns, which a cached relation " +
+    "holds (neither the sketch pass nor ANALYZE TABLE counts a cache's columns)"
+
   /** Why a filter whose columns have statistics has no estimate. */
   val UnestimatedFilter = "unknown: a filter Spark's estimation does not cover, such as LIKE, functions or " +
     "expressions of columns"

@@ -992,4 +992,14 @@ class EstimatorSuite extends ArrnfSparkSuite {
     val kept = program("SELECT k, s, sum(id) AS t FROM est_groups GROUP BY k, s").blocks.last.cost
     assert(pruned.rows.isDefined && pruned.rows == kept.rows && pruned.bytes == kept.bytes, (pruned, kept))
   }
+
+  test("a join on a cached relation's columns, which nothing counts: unknown, without sending the user to the sketch pass") {
+    val cached = spark.sql("SELECT k, count(*) AS n FROM est_dim GROUP BY k").cache()
+    try {
+      cached.count()
+      cached.createOrReplaceTempView("est_cached")
+      val e = estimateOf("SELECT * FROM est_cached c JOIN est_groups g ON c.k = g.k") // est_groups sketched above
+      assert(e.rows.isEmpty && e.source == Estimator.CachedColumns, e)
+    } finally cached.unpersist()
+  }
 }

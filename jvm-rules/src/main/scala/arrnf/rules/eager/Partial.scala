@@ -95,6 +95,8 @@ private[rules] object Partial {
         val p = part(Max(m.child), "arrnf_max")
         split(Seq(p))(_ => Max(p.toAttribute).toAggregateExpression())
       case avg: Average => average(a, avg)
+      case f @ (_: Min | _: Max) => scala.util.Left(s"${a.sql}: ${f.prettyName} of ${f.children.head.dataType.simpleString} " +
+        "is not split (values that compare equal but differ, 0.0 and -0.0, or 'a' and 'A' in a collation, may be picked otherwise)")
       case f => scala.util.Left(s"${a.sql}: ${f.prettyName} is not split")
     }
   }

@@ -84,11 +84,11 @@ object ArrnfSqlConf extends Logging {
       "estimates (for tests).")
     .version(Since)
     .doubleConf
-    .checkValue(v => v == 0 || v >= 1, "must be 0 (fire wherever the law holds) or a factor of 1 or more")
+    .checkValue(v => v == 0 || (v >= 1 && !v.isInfinite), "must be 0 (fire wherever the law holds) or a finite factor of 1 or more")
     .tolerantAtSessionStart(EagerMinReductionDefault, RuleNumberReadAs)
     .createWithDefault(EagerMinReductionDefault)
 
-  def eagerMinReduction(conf: SQLConf): Double = checked(conf, EagerMinReduction, "0 or a factor of 1 or more")
+  def eagerMinReduction(conf: SQLConf): Double = checked(conf, EagerMinReduction, "0 or a finite factor of 1 or more")
 
   val EagerOtherSideDefault = "cost"
 
