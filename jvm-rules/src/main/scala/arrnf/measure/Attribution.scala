@@ -206,8 +206,10 @@ object Attribution {
           pendingReuse += ((id, r.child))
           return
         case i: InMemoryTableScanExec =>
-          emit(i, parent, "cache", ctx, shared = true,
-            s"cached relation ${i.relation.cacheBuilder.tableName.getOrElse("")}".trim + ": an existing arrangement")
+          // Not materialized yet, the cache is built by this query's first run.
+          val built = i.relation.cacheBuilder.isCachedColumnBuffersLoaded
+          emit(i, parent, "cache", ctx, shared = built, s"cached relation ${i.relation.cacheBuilder.tableName.getOrElse("")}".trim +
+            (if (built) ": an existing arrangement" else ": built by this query's first run (not materialized yet)"))
           return
         case _ =>
       }

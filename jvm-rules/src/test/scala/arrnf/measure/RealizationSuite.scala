@@ -67,6 +67,16 @@ class RealizationSuite extends ArrnfSparkSuite {
     } finally cached.unpersist()
   }
 
+  test("a cached DataFrame not materialized yet is built by the query's first run, not an existing arrangement") {
+    val cached = spark.range(50).toDF("k").cache()
+    try {
+      cached.createOrReplaceTempView("realization_unmaterialized")
+      val p = program("SELECT k, count(*) FROM realization_unmaterialized GROUP BY k")
+      val ops = p.blocks.flatMap(_.realization.get).filter(_.what == "cached relation")
+      assert(ops.size == 1 && !ops.head.shared, p.blocks.map(_.realization))
+    } finally cached.unpersist()
+  }
+
   test("a logical plan alone (no physical plan asked for) has no realization: nothing is claimed") {
     val p = Arrnf.program(spark.sql(join).queryExecution.optimizedPlan, "q")
     assert(p.blocks.forall(_.realization.isEmpty) && p.realized.isEmpty)
