@@ -5,6 +5,7 @@ Keeping the calls here makes the contract between the two halves one short list 
 """
 from __future__ import annotations
 
+import re
 import zlib
 
 from .connect import is_connect, needs_classic
@@ -58,6 +59,46 @@ def java_message(e: BaseException) -> str:
     """The JVM exception's own first line: py4j's first line only names the call."""
     java = getattr(e, "java_exception", None)
     return first_line(str(java.toString())) if java is not None else first_line(e)
+
+
+def error_text(e: BaseException) -> str:
+    """An error as a measured report says it, class and first line: ``SparkRuntimeException: [...]``.
+    PySpark converts Spark's common exceptions; for one it does not (py4j's ``Py4JJavaError``, whose
+    own first line only names the call) the Java exception's class, without its package."""
+    if type(e).__name__ == "Py4JJavaError":
+        return re.sub(r"^(?:[a-z_$][\w$]*\.)+(?=[A-Z])", "", java_message(e))
+    return f"{type(e).__name__}: {java_message(e)}"
+
+
+def _root_cause(e: BaseException) -> str:
+    """The first line of the innermost Java cause of a Spark error ("Error while instantiating
+    'SessionStateBuilder':" hides the setting that was refused), or of the error itself."""
+    java = getattr(e, "java_exception", None) or getattr(e, "_origin", None)
+    try:
+        while java is not None and java.getCause() is not None:
+            java = java.getCause()
+        return first_line(str(java.getMessage() or java.toString())) if java is not None else java_message(e)
+    except Exception:  # noqa: BLE001 - the JVM is gone: Python's text
+        return first_line(e)
+
+
+def session_starts(spark) -> None:
+    """Has a classic session build its state, which Spark does lazily, on first use: a session whose
+    settings it cannot start with (``spark.sql.shuffle.partitions=abc``) fails here, saying so,
+    rather than as the first thing done with it (reading a table, say). A Connect session is the
+    server's."""
+    if is_connect(spark):
+        return
+    try:
+        spark._jsparkSession.sessionState()
+    except Exception as e:  # noqa: BLE001 - any Spark error: the session is unusable
+        raise ArrnfSetupError(f"the Spark session does not start with these settings: {_root_cause(e)}") from None
+
+
+def plan(df) -> None:
+    """Has Spark plan ``df``, optimized and physical plans, without running it: a query that fails
+    while planned (under ANSI, a division by zero in a constant Spark folds) raises Spark's error here."""
+    df._jdf.queryExecution().executedPlan()
 
 
 def query_dataframe(spark, text: str):

@@ -37,7 +37,8 @@ from pathlib import Path
 from .errors import ArrnfError, ArrnfSetupError, first_line
 
 DEMO_QUERY = """\
--- Which item brands sold on one day, per channel: a UNION ALL of joins that share date_dim.
+-- Sales per day of December 2000 over the three channels: date_dim joined with a UNION ALL of
+-- the sales tables, and a cross join with a one-row table, which EliminateUnitJoin removes.
 select d_date, count(*) as sales, one
 from (select ws_sold_date_sk as sold_date_sk from web_sales
       union all
@@ -190,6 +191,7 @@ def _session(args):
     process (tests, notebooks) is used as it is; a new Spark JVM writes its output to --spark-log."""
     from pyspark import SparkContext
 
+    from . import _jvm
     from .session import is_loaded, session
 
     conf = {"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
@@ -209,6 +211,9 @@ def _session(args):
         try:
             with _jvm_output_to(log):
                 spark = session(conf=conf)
+                # Spark builds a session's state on first use: a setting it refuses (a number that
+                # is not one) would fail whatever comes first, reading a table, as that
+                _jvm.session_starts(spark)
         except (ArrnfError, ArrnfSetupError):
             raise
         except Exception as e:  # noqa: BLE001 - the JVM did not start, or refused a setting
@@ -302,10 +307,14 @@ def cmd_data(args) -> int:
 
 def _program(spark, df, name: str) -> str:
     """The ArrNF text of ``df`` followed by its cost table."""
+    import pandas as pd
+
     from .normalize import arrnf
 
     p = arrnf(df, spark, name=name)
     table = p.cost_frame()[["block", "head", "spark", "arrangements", "rows", "bytes", "source", "sharing"]]
+    for column in ("rows", "bytes"):  # pandas would print <NA>
+        table[column] = [("unknown" if v is pd.NA else str(v)) for v in table[column]]
     built = (f"Spark builds {p.realized} stateful operators; differential model: {p.arrangements} arrangements"
              if p.realized is not None else f"{p.arrangements} arrangements (differential model)")
     return f"{p}\n== ArrNF costs ({built}) ==\n{table.to_string(index=False)}"
@@ -337,15 +346,28 @@ def _print_optimized(spark, df) -> None:
         print("\n".join(reasons))
 
 
+def _failed_planning(e: BaseException) -> int:
+    """A query Spark fails while planning it (under ANSI, a division by zero in a constant it folds)
+    fails as if run, before anything ran, and has no plan or program to report: said in one line."""
+    _say(f"the query failed while Spark planned it, before it ran (no plan to report): {_one_line(e)}")
+    return 1
+
+
 def _compare(spark, sql: str, name: str = "query") -> int:
     """Plans with and without the extension, the ArrNF program, then runs the query both ways and
     compares the results: 0 equal, 1 a failed run or different results (said on stderr)."""
     from .compare import arrnf_enabled, optimized_plan
 
-    with _step("the query cannot be planned"):
+    try:  # planned before its header is printed: a query that fails to plan has no plan to show
         with arrnf_enabled(spark, False):
-            print("== Optimized plan, vanilla Spark ==")
-            print(optimized_plan(spark.sql(sql)))
+            vanilla = optimized_plan(spark.sql(sql))
+    except Exception as e:  # noqa: BLE001 - only Spark's errors are the query's
+        if not _is_spark_error(e):
+            raise
+        return _failed_planning(e)
+    with _step("the query cannot be planned"):
+        print("== Optimized plan, vanilla Spark ==")
+        print(vanilla)
         with arrnf_enabled(spark, True):
             on = spark.sql(sql)
             _print_optimized(spark, on)
@@ -390,6 +412,8 @@ def cmd_demo(args) -> int:
 def cmd_explain(args) -> int:
     from .normalize import arrnf
 
+    if args.dialect is not None and args.format != "sql":  # it would be ignored
+        raise ArrnfError(f"--dialect {args.dialect} goes with --format sql (it is the SQL form's dialect)")
     sql, name = _inputs(args)
     spark = _session(args)
     names, skipped = _register(spark, args.tables)
@@ -410,7 +434,7 @@ def cmd_explain(args) -> int:
     elif args.format == "dot":
         print(p.to_dot(), end="")
     elif args.format == "sql":
-        print(p.to_sql(dialect=args.dialect), end="")
+        print(p.to_sql(dialect=args.dialect or "spark"), end="")
     else:
         print(p, end="")
     return 0
@@ -433,7 +457,9 @@ def _check_plot(path: str) -> None:
 
 def cmd_analyze(args) -> int:
     """``arrnf analyze QUERY.sql --tables DIR [--json] [--plot FILE]``: exit status 1 when the query
-    failed when run (the report is printed all the same, the error in one line on stderr)."""
+    failed when run (the report is printed all the same, the error in one line on stderr), or while
+    Spark planned it (no report: nothing ran)."""
+    from . import _jvm
     from .measure import measure, plot
 
     if args.plot:
@@ -444,6 +470,12 @@ def cmd_analyze(args) -> int:
     df = _analyzed(spark, sql, skipped, "so it cannot be measured")
     if args.stats:
         df = _sketch_read_tables(spark, df, names, sql, "so it cannot be measured")
+    try:
+        _jvm.plan(df)
+    except Exception as e:  # noqa: BLE001 - only Spark's errors are the query's
+        if not _is_spark_error(e):
+            raise
+        return _failed_planning(e)
     p = measure(df, spark=spark, name=name)
     print(p.to_json(indent=2) if args.json else p)
     sys.stdout.flush()
@@ -543,10 +575,8 @@ def parser() -> argparse.ArgumentParser:
     query_opts = argparse.ArgumentParser(add_help=False)
     query_opts.add_argument("query", help="a .sql file with one query, or - for standard input")
     query_opts.add_argument("--tables", metavar="DIR", help=tables_help)
-    query_opts.add_argument("--stats", action="store_true",
-                            help="first take the sketch pass (an aggregate and a sampling job per table) over the tables of "
-                                 "--tables the query reads, so its estimates can use them (source 'sketch'); "
-                                 "without it, explain reads no data")
+    stats_help = ("first take the sketch pass (an aggregate and a sampling job per table) over the tables of "
+                  "--tables the query reads, so its estimates can use them (source 'sketch')")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     d = sub.add_parser("demo", parents=[spark_opts],
                        help="generate small TPC-DS data and run a query with and without the extension")
@@ -558,16 +588,21 @@ def parser() -> argparse.ArgumentParser:
                        description="Plans the query without running it: the optimized plan with the "
                                    "extension, why its rules fired or declined, then the ArrNF program and "
                                    "its cost table.")
+    e.add_argument("--stats", action="store_true", help=stats_help + "; without it, explain reads no data")
     how = e.add_mutually_exclusive_group()
     how.add_argument("--format", choices=["text", "json", "dot", "sql"],
                      help="print only the ArrNF program, in this form; sql: one statement, a CTE per block")
     how.add_argument("--compare", action="store_true",
                      help="also plan it without the extension, and run it both ways comparing the results")
-    e.add_argument("--dialect", choices=["spark", "duckdb", "postgres"], default="spark",
-                   help="with --format sql: duckdb and postgres are best effort")
+    e.add_argument("--dialect", choices=["spark", "duckdb", "postgres"],
+                   help="with --format sql only: the SQL's dialect (default spark); duckdb and postgres are "
+                        "best effort")
     e.set_defaults(func=cmd_explain)
     a = sub.add_parser("analyze", parents=[query_opts, spark_opts],
                        help="run a SQL file and show estimated vs measured state per ArrNF block")
+    a.add_argument("--stats", action="store_true",
+                   help=stats_help + "; without it, the estimates beside the measured figures come from "
+                        "file metadata and catalog statistics only (analyze runs the query either way)")
     a.add_argument("--json", action="store_true", help="print the measured program as JSON")
     a.add_argument("--plot", metavar="FILE.png|FILE.svg",
                    help=f"also save a bar chart of estimated vs measured bytes (needs matplotlib: {VIZ_HINT})")
@@ -577,7 +612,8 @@ def parser() -> argparse.ArgumentParser:
                             "process: explain/analyze --stats use it)",
                        description="Takes the sketch pass over the named tables of DIR (all of them when none "
                                    "is named): one aggregate job per table (row count; per column a distinct "
-                                   "count, NULL count, min and max) and a sample of 2,000 rows. Prints what it "
+                                   "count, NULL count, min and max) and a sample of about 2,000 rows (each row "
+                                   "kept with the same chance; a smaller table whole). Prints what it "
                                    "finds, a line per table (rows, columns sketched, rows sampled, files), and "
                                    "how long it took. Sketches live only "
                                    "in this process's Spark JVM and end with it: to use them for estimates, "

@@ -17,6 +17,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+from . import _jvm
 from .errors import ArrnfSetupError, first_line
 
 KINDS = ("tpch", "tpcds")
@@ -60,6 +61,21 @@ def _skipped(path: Path) -> bool:
     return path.name.startswith(("_", "."))
 
 
+def _parquet_files(table: Path) -> list[Path]:
+    """The Parquet files of a table: the file itself, or those anywhere in its folder (a partitioned
+    table's are in ``key=value`` folders, as ``df.write.partitionBy`` lays them out), not those in or
+    under a name starting with ``_`` or ``.``."""
+    if not table.is_dir():
+        return [table]
+    return sorted(f for f in table.rglob("*.parquet")
+                  if not any(_skipped(Path(part)) for part in f.relative_to(table).parts))
+
+
+def _partitioned(table: Path) -> bool:
+    """A folder of ``key=value`` folders: a table whose partitions a catalog table must be told of."""
+    return table.is_dir() and any(d.is_dir() and "=" in d.name and not _skipped(d) for d in table.iterdir())
+
+
 def _unreadable(table: Path) -> str | None:
     """Why the Parquet table at ``table`` (a file, or a folder of files) cannot be read, naming the
     file; None when every file's footer reads. Only footers are read (pyarrow, no Spark job)."""
@@ -67,12 +83,7 @@ def _unreadable(table: Path) -> str | None:
         import pyarrow.parquet as pq
     except ImportError:  # a declared dependency; without it Spark's own read is the only check
         return None
-    if table.is_dir():
-        files = sorted(f for f in table.rglob("*.parquet")
-                       if not any(_skipped(Path(part)) for part in f.relative_to(table).parts))
-    else:
-        files = [table]
-    for f in files:
+    for f in _parquet_files(table):
         try:
             with open(f, "rb"):
                 pass
@@ -96,7 +107,7 @@ def table_files(folder: Path | str) -> list[tuple[str, Path]]:
     tables = [
         (p.name.removesuffix(".parquet"), p)
         for p in sorted(folder.iterdir())
-        if not _skipped(p) and (p.suffix == ".parquet" or (p.is_dir() and any(p.glob("*.parquet"))))
+        if not _skipped(p) and (p.suffix == ".parquet" or (p.is_dir() and _parquet_files(p)))
     ]
     if not tables:
         raise ArrnfSetupError(f"No Parquet files or folders in {folder}: nothing to use as tables.")
@@ -105,7 +116,8 @@ def table_files(folder: Path | str) -> list[tuple[str, Path]]:
 
 def register_tables(spark, folder: Path | str, database: str | None = None,
                     unreadable: dict[str, str] | None = None) -> list[str]:
-    """Makes every Parquet file or folder in ``folder`` a table named after it: a temporary view,
+    """Makes every Parquet file or folder in ``folder`` a table named after it (a folder partitioned
+    as ``key=value`` folders with its partition columns, as Spark reads it): a temporary view,
     or with ``database`` an external table in that database (so TPC-H's and TPC-DS's ``customer``
     can live side by side). Returns the names registered.
 
@@ -116,6 +128,8 @@ def register_tables(spark, folder: Path | str, database: str | None = None,
     still works)."""
     folder = Path(folder)
     tables = table_files(folder)
+    # A session that cannot start fails here as itself, not as the first table "unreadable" below.
+    _jvm.session_starts(spark)
     if database:
         spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database}`")
     names, problems = [], {}
@@ -126,6 +140,8 @@ def register_tables(spark, folder: Path | str, database: str | None = None,
                 if database:
                     spark.sql(f"DROP TABLE IF EXISTS `{database}`.`{name}`")
                     spark.sql(f"CREATE TABLE `{database}`.`{name}` USING parquet LOCATION '{p.resolve()}'")
+                    if _partitioned(p):  # the catalog lists a table's partitions: none until told
+                        spark.sql(f"ALTER TABLE `{database}`.`{name}` RECOVER PARTITIONS")
                 else:
                     spark.read.parquet(str(p)).createOrReplaceTempView(name)
             except Exception as e:  # noqa: BLE001 - Spark could not read its schema: say which table

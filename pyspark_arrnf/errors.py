@@ -4,6 +4,9 @@
 'the query failed'
 >>> first_line(KeyError())
 'KeyError'
+>>> _check_query(123, "arrnf()")
+Traceback (most recent call last):
+TypeError: arrnf() takes a Spark DataFrame or SQL text, not int
 """
 
 
@@ -24,3 +27,18 @@ def first_line(e: BaseException) -> str:
     messages go on with JVM stack traces, which a one-line error should not carry."""
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
     return lines[0] if lines else type(e).__name__
+
+
+def _check_query(df_or_sql, function: str) -> None:
+    """A TypeError naming the type given, unless ``df_or_sql`` is SQL text or a Spark DataFrame (classic
+    or Connect): anything else would fail deep inside, as "'int' object has no attribute '_jdf'"."""
+    if isinstance(df_or_sql, str):
+        return
+    from pyspark.sql import DataFrame  # the base of the classic and the Connect DataFrame
+
+    if isinstance(df_or_sql, DataFrame):
+        return
+    kind = type(df_or_sql)
+    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    hint = ": make it a Spark DataFrame with spark.createDataFrame(...)" if kind.__module__.startswith("pandas") else ""
+    raise TypeError(f"{function} takes a Spark DataFrame or SQL text, not {name}{hint}")

@@ -28,12 +28,13 @@ Distinct keys=[#0{a}] Get t
 from __future__ import annotations
 
 import json
+import textwrap
 import time
 from typing import Optional
 
 from . import _jvm
 from .connect import is_connect, needs_classic
-from .errors import ArrnfError, ArrnfSetupError
+from .errors import ArrnfError, ArrnfSetupError, _check_query
 from .frames import dataframe, session_of
 from .model import Program
 
@@ -48,15 +49,23 @@ def _parse(text: str) -> dict:
 def measure(df_or_sql, spark=None, name: str = "query", collect: bool = False) -> Program:
     """Runs the query and returns its ArrNF program with measured figures (``block.measured``,
     ``program.measurement``). ``collect=True`` brings the rows to the driver (``measurement.rows``);
-    otherwise every partition is computed and the rows are counted. A query that fails is measured
-    as far as it ran: ``measurement.status == "failed"`` and ``measurement.error`` say why.
+    otherwise every partition is computed and the rows are counted. A query that fails when run is
+    measured as far as it ran: ``measurement.status == "failed"`` and ``measurement.error`` say why.
+    One that fails while Spark plans it (under ANSI, a division by zero in a constant Spark folds)
+    never ran and has no plan to measure: an :class:`~pyspark_arrnf.errors.ArrnfError` says so, as for
+    a query that does not analyze. A streaming DataFrame is measured once started: :func:`measure_stream`.
 
     >>> p = measure("select k % 3 g, count(*) from range(100) t(k) group by 1")   # doctest: +SKIP
     >>> print(p)                                                                   # doctest: +SKIP
     """
+    _check_query(df_or_sql, "measure()")
     if is_connect(session_of(df_or_sql, spark)):  # before a text becomes a DataFrame: nothing runs
         raise needs_classic("measure()", _jvm.MEASURE_ON_CONNECT)
     df, spark = dataframe(df_or_sql, spark, "so it cannot be measured")
+    if df.isStreaming:  # Spark would say only that it must be started with writeStream
+        raise ArrnfError("measure() runs a batch query, and this one reads a stream: start it "
+                         "(query = df.writeStream...start()) and call measure_stream(query)")
+    _planned(df)
     rows, count, error = None, None, None
     try:
         if collect:
@@ -67,10 +76,22 @@ def measure(df_or_sql, spark=None, name: str = "query", collect: bool = False) -
     except ArrnfSetupError:
         raise
     except Exception as e:  # noqa: BLE001 - the query failed while running: keep what was measured
-        error = f"{type(e).__name__}: {_jvm.java_message(e)}"  # py4j's own first line only names the call
+        error = _jvm.error_text(e)
     p = Program.from_dict(_parse(_jvm.measured_json(spark, df, name, error, count)))
     p.measurement.rows = rows
     return p
+
+
+def _planned(df) -> None:
+    """Plans ``df``: a query that fails while Spark plans it has no executed plan to measure, and
+    the JVM's report could only fail in turn."""
+    try:
+        _jvm.plan(df)
+    except ArrnfSetupError:
+        raise
+    except Exception as e:  # noqa: BLE001 - Spark's error, whichever: the query's
+        raise ArrnfError("the query failed while Spark planned it, before it ran: there is no plan to measure: "
+                         f"{_jvm.error_text(e)}") from None
 
 
 def measure_stream(query, name: str = "query", attempts: int = 20) -> Program:
@@ -143,24 +164,35 @@ def plot(p: Program, path: Optional[str] = None, fmt: Optional[str] = None):
 
     rows = [b for b in p.blocks if (b.spark not in (None, "none") if b.spark is not None else b.cost.arrangements)]
     names = [b.name for b in rows]
-    est = [b.cost.bytes or 0 for b in rows]
-    meas = [(b.measured.bytes or 0) if b.measured else 0 for b in rows]
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(rows) + 2), 4.5))
-    x = range(len(rows))
-    ax.bar([i - 0.2 for i in x], est, width=0.4, label="estimated", color="#9ecae1")
-    ax.bar([i + 0.2 for i in x], meas, width=0.4, label="measured", color="#fd8d3c")
-    ax.set_xticks(list(x))
+    est = [b.cost.bytes for b in rows]
+    meas = [b.measured.bytes if b.measured else None for b in rows]
+    width = max(6.0, 0.6 * len(rows) + 2)
+    fig, ax = plt.subplots(figsize=(width, 4.5))
+    for offset, values, label, color in ((-0.2, est, "estimated", "#9ecae1"), (0.2, meas, "measured", "#fd8d3c")):
+        _bars(ax, offset, values, label, color)
+    ax.set_xticks(list(range(len(rows))))
     ax.set_xticklabels(names, rotation=45, ha="right", fontsize=8)
     ax.set_ylabel("bytes")
-    if any(v > 0 for v in est + meas):
+    if any(v for v in est + meas):
         ax.set_yscale("symlog")
-    ax.set_title(f"ArrNF {p.name}: bytes of the state each block holds, estimated vs measured")
+    # wrapped to the figure's width (about 9 characters an inch at the title's size), not cut off
+    ax.set_title(textwrap.fill(f"ArrNF {p.name}: bytes of the state each block holds, estimated vs measured",
+                               int(width * 9)))
     ax.legend()
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, format=fmt)
     plt.close(fig)
     return fig
+
+
+def _bars(ax, offset: float, values: list, label: str, color: str) -> None:
+    """A bar per known size; an unknown one is no bar of 0 bytes but the word "unknown" at the axis."""
+    known = [(i + offset, v) for i, v in enumerate(values) if v is not None]
+    ax.bar([x for x, _ in known], [v for _, v in known], width=0.4, label=label, color=color)
+    for i, v in enumerate(values):
+        if v is None:
+            ax.text(i + offset, 0, "unknown", rotation=90, ha="center", va="bottom", fontsize=7, color="dimgray")
 
 
 # ``pyspark_arrnf.measure`` is the function (the package exports it under its module's name), so the

@@ -505,12 +505,16 @@ class Program(_Json):
                 for b in self.blocks]
 
     def cost_frame(self):
-        """:meth:`cost` as a pandas DataFrame."""
+        """:meth:`cost` as a pandas DataFrame. Rows, bytes and the measured counts are whole numbers,
+        some unknown: pandas' nullable integers (``Int64``, ``<NA>`` where unknown), not floats."""
         import pandas as pd
 
-        return pd.DataFrame(self.cost(), columns=["block", "head", "spark", "arrangements", "rule", "keys",
-                                                  "values", "rows", "bytes", "source", "sharing", "why"] +
-                            (list(_MEASURED_COLUMNS) if self.measurement is not None else []))
+        measured = self.measurement is not None
+        frame = pd.DataFrame(self.cost(), columns=["block", "head", "spark", "arrangements", "rule", "keys",
+                                                   "values", "rows", "bytes", "source", "sharing", "why"] +
+                             (list(_MEASURED_COLUMNS) if measured else []))
+        counts = ["rows", "bytes"] + ([c for c in _MEASURED_COLUMNS if c != "ratio"] if measured else [])
+        return frame.astype({c: "Int64" for c in counts})
 
 
 def _measured_row(b: Block) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import _jvm, connect
 from .connect import is_connect
+from .errors import _check_query
 from .frames import dataframe, session_of
 from .model import Program
 
@@ -17,7 +18,9 @@ from .model import Program
 def arrnf(df_or_sql, spark=None, name: str = "query") -> Program:
     """The ArrNF program of a DataFrame, or of a SQL text run in ``spark`` (the active session when
     not given). ``name`` names the result block (its helpers are ``<name>.tmpN``). Raises
-    :class:`~pyspark_arrnf.errors.ArrnfError` when the query does not analyze or cannot be normalized."""
+    :class:`~pyspark_arrnf.errors.ArrnfError` when the query does not analyze or cannot be normalized,
+    a TypeError when ``df_or_sql`` is neither a DataFrame nor text."""
+    _check_query(df_or_sql, "arrnf()")
     spark = session_of(df_or_sql, spark)
     if isinstance(df_or_sql, str) and is_connect(spark):
         return Program.from_json(connect.program_json_of_text(spark, df_or_sql, name))

@@ -229,6 +229,8 @@ def test_register_tables_raises_on_a_corrupt_file_unless_told_to_skip(spark, sma
     (["demo", "--scale", "nan"], ["--scale", "must be a positive number"]),
     (["explain", "q.sql", "--format", "json", "--compare"], ["--compare", "not allowed with argument --format"]),
     (["explain"], ["required", "query"]),
+    (["explain", "q.sql", "--dialect", "duckdb"], ["--dialect duckdb goes with --format sql"]),
+    (["explain", "q.sql", "--format", "text", "--dialect", "postgres"], ["--dialect postgres goes with --format sql"]),
 ])
 def test_bad_options_are_one_line(argv, words, capsys, no_spark):
     assert main(argv) == 2
@@ -495,3 +497,141 @@ def test_stats_on_a_table_that_fails_when_read_says_why_and_exits_1(spark, tmp_p
     assert lines[0].startswith("bad: not sketched: [FAILED_READ_FILE") and str(folder / "bad.parquet") in lines[0]
     assert lines[1] == "good: 10 rows, 2 columns sketched, 10 rows sampled (1 files)" and lines[2].startswith("-- sketch pass: 2 tables")
     assert err.splitlines() == [f"arrnf: the sketch pass failed on 1 of 2 tables: {lines[0]}"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# The cost table, --help, a query that fails while planned, the session, partitioned tables, demo
+
+
+def test_cost_table_says_unknown_and_counts_whole_numbers(spark, small_tables, tmp_path, capsys):
+    """Not pandas' floats: ``25.0`` beside ``NaN`` (or ``None`` where a whole column is unknown)."""
+    q = _sql(tmp_path, "select n_name, count(*) from nation join region on n_regionkey = r_regionkey "
+                       "where n_nationkey > 3 group by n_name")
+    assert main(["explain", q, "--tables", str(small_tables)]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("== ArrNF costs ("):].splitlines()[1:]
+    header = table[0].split()
+    assert header[:8] == ["block", "head", "spark", "arrangements", "rows", "bytes", "source", "sharing"], table
+    nation, region, result = table[1:4]  # nation filtered (rows unknown without the sketch pass), region whole
+    assert re.match(r"\s*q\.tmp0 ArrangeBy\s+none\s+1 unknown unknown unknown: no distinct counts", nation), table
+    assert re.search(r"\s1\s+5\s+80\s+file metadata\s+1$", region), table
+    assert re.match(r"\s*q\s+Reduce .* 1 unknown unknown unknown: ", result), table
+    # every block's rows unknown: the column was None (objects), not NaN
+    q = _sql(tmp_path, "select n_name, count(*) from nation where n_nationkey > 3 group by n_name")
+    assert main(["explain", q, "--tables", str(small_tables)]) == 0
+    out = capsys.readouterr().out
+    (only,) = out[out.index("== ArrNF costs ("):].splitlines()[2:]
+    assert re.match(r"\s*q\s+Reduce .* 1 unknown unknown unknown: ", only), only
+
+
+@pytest.mark.parametrize("command", ["explain", "analyze"])
+def test_stats_option_help_fits_the_command(command, capsys):
+    assert main([command, "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("without it, explain reads no data" in text) == (command == "explain"), text
+    if command == "analyze":
+        assert "analyze runs the query either way" in text
+
+
+def test_a_query_that_fails_while_planned_exits_1_in_one_line(spark, tmp_path, capsys):
+    """Under ANSI (the test session's default) Spark folds 1/0 while planning: analyze has no report,
+    --compare no plan to print (not its header alone); both exit 1, as a query that fails when run."""
+    assert spark.conf.get("spark.sql.ansi.enabled") == "true"
+    q = _sql(tmp_path, "select 1/0 as x")
+    line = ("arrnf: the query failed while Spark planned it, before it ran (no plan to report): "
+            "[DIVIDE_BY_ZERO] Division by zero.")
+    assert main(["analyze", q]) == 1
+    assert _one_error(capsys).startswith(line)
+    assert main(["explain", q, "--compare"]) == 1
+    assert _one_error(capsys).startswith(line)
+
+
+def test_analyze_says_which_java_exception_failed_the_query(spark, tmp_path, capsys):
+    """An exception PySpark does not convert (a SparkException reading a corrupt file) is named by
+    its Java class, not py4j's Py4JJavaError."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    pq.write_table(pa.table({"a": list(range(100_000))}), folder / "bad.parquet")
+    with open(folder / "bad.parquet", "r+b") as f:  # data pages overwritten, the footer kept
+        f.seek(100)
+        f.write(b"\xff" * ((folder / "bad.parquet").stat().st_size // 2))
+    assert main(["analyze", _sql(tmp_path, "select sum(a) from bad"), "--tables", str(folder)]) == 1
+    out, err = capsys.readouterr()
+    assert "-- the query FAILED: SparkException: [FAILED_READ_FILE" in out, out
+    assert err.startswith("arrnf: the query failed when run: SparkException: [FAILED_READ_FILE") and "Py4J" not in err
+
+
+def test_subprocess_a_session_that_does_not_start_is_one_line(small_tables, tmp_path):
+    """Spark builds a session's state on first use; a setting it refuses is said as such, not as
+    "No readable Parquet table ...: Error while instantiating 'SessionStateBuilder'"."""
+    r = _arrnf("explain", _sql(tmp_path, "select * from nation"), "--tables", str(small_tables),
+               "--conf", "spark.sql.shuffle.partitions=abc")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.splitlines() == [
+        "arrnf: the Spark session does not start with these settings: [INVALID_CONF_VALUE.TYPE_MISMATCH] The value "
+        "'abc' in the config \"spark.sql.shuffle.partitions\" is invalid. It should be a/an 'int' value. SQLSTATE: 22022"]
+    assert r.stdout == ""
+
+
+def test_subprocess_register_tables_does_not_take_a_broken_session_for_unreadable_tables(small_tables):
+    root = str(Path(pyspark_arrnf.__file__).resolve().parent.parent)
+    script = ("import pyspark_arrnf\n"
+              "from pyspark_arrnf.data import register_tables\n"
+              "spark = pyspark_arrnf.session(conf={'spark.ui.enabled': 'false', 'spark.sql.shuffle.partitions': 'abc'})\n"
+              f"register_tables(spark, {str(small_tables)!r}, unreadable={{}})\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    env.pop("SPARK_TESTING", None)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 1
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("pyspark_arrnf.errors.ArrnfSetupError: the Spark session does not start with these "
+                           "settings: [INVALID_CONF_VALUE.TYPE_MISMATCH]"), r.stderr[-2000:]
+
+
+@pytest.fixture
+def partitioned_tables(spark, small_tables):
+    """small_tables and ``sales``, a folder partitioned by year (``sales/year=2023/part-....parquet``)."""
+    spark.range(12).selectExpr("id", "cast(2023 + id % 3 as int) as year") \
+        .write.partitionBy("year").parquet(str(small_tables / "sales"))
+    return small_tables
+
+
+def test_a_partitioned_folder_is_a_table(spark, partitioned_tables, no_sketches, tmp_path, capsys):
+    """Every Parquet file or folder is a table: a folder of ``key=value`` folders too, with its
+    partition column, for analyze (which plans it too) and stats alike."""
+    q = _sql(tmp_path, "select year, count(*) as n from sales group by year")
+    assert main(["analyze", q, "--tables", str(partitioned_tables), "--json"]) == 0
+    out, _ = capsys.readouterr()
+    assert Program.from_json(out).measurement.result_rows == 3
+    assert main(["stats", "--tables", str(partitioned_tables), "sales"]) == 0
+    out, err = capsys.readouterr()
+    assert re.fullmatch(r"sales: 12 rows, 2 columns sketched, 12 rows sampled \(\d+ files\)", out.splitlines()[0]), out
+    assert main(["stats", "--tables", str(partitioned_tables)]) == 0  # all tables: sales among them
+    assert [line.split(":")[0] for line in capsys.readouterr().out.splitlines()[:-1]] == ["nation", "region", "sales"]
+
+
+def test_register_tables_partitioned_folder_as_a_catalog_table(spark, partitioned_tables):
+    from pyspark_arrnf.data import register_tables
+
+    try:
+        assert "sales" in register_tables(spark, partitioned_tables, database="arrnf_parts", unreadable={})
+        rows = spark.sql("select year, count(*) from arrnf_parts.sales group by year order by year").collect()
+        assert [tuple(r) for r in rows] == [(2023, 4), (2024, 4), (2025, 4)]
+    finally:
+        spark.sql("DROP DATABASE IF EXISTS arrnf_parts CASCADE")
+
+
+def test_demo_query_says_what_it_is(spark, tpcds_db, use_db, conf):
+    """The demo's comment names the rewrite its plan shows: the cross join with a one-row table goes."""
+    from pyspark_arrnf.cli import DEMO_QUERY
+    from pyspark_arrnf.compare import optimized_plan
+
+    use_db(tpcds_db)
+    comment = " ".join(line.lstrip("- ") for line in DEMO_QUERY.splitlines() if line.startswith("--"))
+    assert "EliminateUnitJoin" in comment and "UNION ALL of joins" not in comment and "brand" not in comment
+    assert "Join Cross" not in optimized_plan(spark.sql(DEMO_QUERY))
+    conf({"spark.arrnf.EliminateUnitJoin.enabled": "false"})
+    assert "Join Cross" in optimized_plan(spark.sql(DEMO_QUERY))

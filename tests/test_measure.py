@@ -292,3 +292,62 @@ def test_views_show_measured_columns(spark, tpch_db, use_db, tmp_path):
     # an unmeasured program keeps its old form: no measured fields at all
     plain = pyspark_arrnf.arrnf(queries("tpch")["q3"], spark=spark)
     assert "measurement" not in json.loads(plain.to_json()) and "peak_memory" not in plain.cost_frame().columns
+
+
+def test_anything_but_a_dataframe_or_text_is_a_type_error(spark):
+    for given, named in ((123, "int"), (None, "NoneType"), (spark.range(3).toPandas(), "pandas.core.frame.DataFrame")):
+        with pytest.raises(TypeError, match=rf"^measure\(\) takes a Spark DataFrame or SQL text, not {named}\b"):
+            measure(given, spark=spark)
+
+
+def test_a_query_that_fails_while_planned_says_so_in_one_line(spark, conf):
+    """Under ANSI, Spark folds 1/0 while planning: nothing ran, there is no plan to measure."""
+    conf({"spark.sql.ansi.enabled": "true"})
+    with pytest.raises(pyspark_arrnf.ArrnfError) as e:
+        measure("select 1/0 as x", spark=spark)
+    assert str(e.value).startswith("the query failed while Spark planned it, before it ran: there is no plan to "
+                                   "measure: ArithmeticException: [DIVIDE_BY_ZERO] Division by zero.")
+    assert "\n" not in str(e.value)
+
+
+def test_a_streaming_dataframe_is_sent_to_measure_stream(spark):
+    df = spark.readStream.format("rate").load().selectExpr("value % 3 as g").groupBy("g").count()
+    with pytest.raises(pyspark_arrnf.ArrnfError) as e:
+        measure(df)
+    assert str(e.value) == ("measure() runs a batch query, and this one reads a stream: start it "
+                            "(query = df.writeStream...start()) and call measure_stream(query)")
+
+
+# joined on counts: the join's input rows are unknown to the estimate, measured all the same
+UNKNOWN_ESTIMATE = ("with a as (select k % 10 as g, count(*) as c from range(1000) t(k) group by 1) "
+                    "select * from a x join a y on x.c = y.c where x.c > 5")
+
+
+def test_measured_cost_frame_counts_are_integers(spark):
+    import pandas as pd
+
+    p = measure(UNKNOWN_ESTIMATE, spark=spark)
+    frame = p.cost_frame()
+    for c in ("rows", "bytes", "measured_rows", "measured_bytes", "peak_memory", "spill", "shuffle_bytes"):
+        assert str(frame[c].dtype) == "Int64", c
+    assert frame["rows"].isna().any() and frame["measured_rows"].notna().any()
+    assert [None if v is pd.NA else v for v in frame["measured_rows"]] == [
+        b.measured.rows if b.measured else None for b in p.blocks]
+
+
+def test_plot_draws_no_bar_for_an_unknown_size_and_its_title_fits(spark, tmp_path):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    p = measure(UNKNOWN_ESTIMATE, spark=spark)
+    drawn = [b for b in p.blocks if b.spark not in (None, "none")]
+    unknown = [b for b in drawn if b.cost.bytes is None] + [b for b in drawn if b.measured is None or b.measured.bytes is None]
+    assert any(b.cost.bytes is None and b.measured and b.measured.bytes for b in drawn), "an unknown estimate"
+    fig = plot(p, str(tmp_path / "c.png"))
+    ax = fig.axes[0]
+    heights = [bar.get_height() for bar in ax.patches]
+    assert len(heights) == 2 * len(drawn) - len(unknown) and 0 not in heights, heights  # no 0-byte bars
+    assert [t.get_text() for t in ax.texts] == ["unknown"] * len(unknown)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    title = ax.title.get_window_extent(canvas.get_renderer())
+    assert 0 <= title.x0 and title.x1 <= fig.bbox.width and title.y1 <= fig.bbox.height, (title, fig.bbox)

@@ -404,3 +404,26 @@ def test_a_command_is_refused_before_it_runs(spark, tmp_path):
         assert arrnf("TABLE arrnf_kept", spark).blocks  # a query in any form is fine
     finally:
         spark.sql("DROP TABLE IF EXISTS arrnf_kept")
+
+
+@pytest.mark.parametrize("given, named", [(123, "int"), (None, "NoneType"), ("pandas", "pandas.core.frame.DataFrame")])
+def test_anything_but_a_dataframe_or_text_is_a_type_error(spark, given, named):
+    """Not "could not normalize the plan: 'int' object has no attribute '_jdf'"."""
+    given = spark.range(3).toPandas() if given == "pandas" else given
+    for session in (spark, None):  # (without a session, the active one is looked up from it)
+        with pytest.raises(TypeError, match=rf"^arrnf\(\) takes a Spark DataFrame or SQL text, not {named}\b"):
+            arrnf(given, session)
+
+
+def test_cost_frame_counts_are_integers_unknown_where_unknown(spark):
+    """Rows and bytes are pandas' nullable integers, <NA> where unknown: not floats (``150368.0``, NaN)."""
+    import pandas as pd
+
+    q = ("with a as (select k % 10 as g, count(*) as c from range(1000) t(k) group by 1) "
+         "select * from a x join a y on x.c = y.c where x.c > 5")  # joined on counts: rows unknown
+    p = arrnf(q, spark)
+    frame = p.cost_frame()
+    assert str(frame["rows"].dtype) == str(frame["bytes"].dtype) == "Int64"
+    assert [None if v is pd.NA else v for v in frame["rows"]] == [b.cost.rows for b in p.blocks]
+    assert [None if v is pd.NA else v for v in frame["bytes"]] == [b.cost.bytes for b in p.blocks]
+    assert frame["rows"].isna().any() and frame["rows"].notna().any()
