@@ -17,8 +17,8 @@ MEASURE_ON_CONNECT = (
     "arrnf_blocks('...') from any client); to measure, call pyspark_arrnf.measure in a classic session "
     "on the driver.")
 STATISTICS_ON_CONNECT = (
-    "The sketch pass runs in the driver's JVM; on the server side, ANALYZE TABLE ... COMPUTE STATISTICS "
-    "FOR ALL COLUMNS gives the catalog statistics ArrNF reads from any client.")
+    "Sketches live in the server's JVM, where statistics() takes them (SELECT * FROM arrnf_statistics('t', ...) "
+    "from any client) and a pass taken again replaces them; forgetting them all needs the driver's JVM.")
 
 
 def process_jvm_has_api() -> bool | None:
@@ -166,9 +166,13 @@ def rule_failures(spark) -> dict[str, int]:
 
 
 def collect_statistics(spark, tables: list[str]) -> list[str]:
-    """Runs the sketch pass over ``tables`` in ``spark``'s JVM: one line per table."""
+    """Runs the sketch pass over ``tables`` in ``spark``'s JVM (a Connect server's, through its SQL
+    function ``arrnf_statistics``): one line per table."""
     if is_connect(spark):
-        raise needs_classic("statistics()", STATISTICS_ON_CONNECT)
+        if not tables:
+            return []
+        names = ", ".join("'" + t.replace("\\", "\\\\").replace("'", "\\'") + "'" for t in tables)
+        return [r[1] for r in spark.sql(f"SELECT * FROM arrnf_statistics({names})").collect()]
     return [str(x) for x in _api(spark._jvm).collectStatistics(spark._jsparkSession, list(tables))]
 
 

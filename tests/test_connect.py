@@ -3,7 +3,8 @@ afterwards) with the extension loaded, as a cluster's server would have it; the 
 Connect session in this process, next to the classic ``spark`` fixture it is compared with.
 
 From the client, the SQL functions and ``arrnf(df)`` give the same program as the classic session;
-what needs the driver's JVM (``measure``, ``statistics``, ``rule_failures``) says so in one line; a
+the sketch pass runs on the server (``statistics``); what needs the driver's JVM (``measure``,
+``forget_statistics``, ``rule_failures``) says so in one line; a
 server without the extension, and ``configure`` on a remote builder, say what to put on the server.
 """
 from __future__ import annotations
@@ -129,11 +130,22 @@ def test_what_needs_the_driver_jvm_says_so_in_one_line(remote):
     message = str(e.value)
     assert "\n" not in message and message.startswith("measure() needs a classic SparkSession")
     assert "Spark Connect" in message and "arrnf(df) works" in message
-    for call, name in ((lambda: pyspark_arrnf.statistics(remote, ["lineitem"]), "statistics()"),
-                       (lambda: pyspark_arrnf.forget_statistics(remote), "forget_statistics()"),
+    for call, name in ((lambda: pyspark_arrnf.forget_statistics(remote), "forget_statistics()"),
                        (lambda: pyspark_arrnf.rule_failures(remote), "rule_failures()")):
         with pytest.raises(ArrnfError, match=rf"^{name.replace('(', '[(]').replace(')', '[)]')} needs a classic SparkSession"):
             call()
+
+
+def test_the_sketch_pass_from_a_remote_client(remote):
+    """statistics() on Connect takes the sketches in the server's JVM (arrnf_statistics), where the
+    estimates of the programs remote clients ask for read them."""
+    grouped = "select n_regionkey, count(*) from nation where n_name like 'A%' group by n_regionkey"
+    before = arrnf(remote.sql(grouped)).blocks[-1].cost
+    assert before.rows is None, before
+    (line,) = pyspark_arrnf.statistics(remote, ["nation"])
+    assert re.match(r"nation: 25 rows, \d+ columns sketched, 25 rows sampled", line), line
+    after = arrnf(remote.sql(grouped)).blocks[-1].cost
+    assert after.rows is not None and "sketch" in after.source, after
 
 
 def test_dataframe_equality_tests_on_a_remote_session(remote, spark):

@@ -90,6 +90,26 @@ class ArrnfFunctionsSuite extends ArrnfSparkSuite {
     } finally spark.sql("DROP TABLE IF EXISTS arrnf_fn_kept")
   }
 
+  test("arrnf_statistics takes the sketch pass from SQL: a row per table, and the estimates read it") {
+    val dir = java.nio.file.Files.createTempDirectory("arrnf-fn-stats").toString + "/t"
+    spark.range(1000).selectExpr("id % 7 AS k").write.parquet(dir)
+    spark.read.parquet(dir).createOrReplaceTempView("arrnf_fn_sketched")
+    val grouped = "SELECT k, count(*) FROM arrnf_fn_sketched GROUP BY k"
+    arrnf.stats.Sketches.clear()
+    try {
+      assert(Arrnf.program(classic(grouped).queryExecution.optimizedPlan, "q").blocks.last.cost.rows.isEmpty)
+      val rows = spark.sql("SELECT * FROM arrnf_statistics('arrnf_fn_sketched', 'range_is_no_table')").collect()
+      assert(rows.map(_.getString(0)).toSeq == Seq("arrnf_fn_sketched", "range_is_no_table"))
+      assert(rows(0).getString(1).startsWith("arrnf_fn_sketched: 1000 rows, 1 columns sketched"), rows(0))
+      assert(rows(1).getString(1).startsWith("range_is_no_table: not sketched"), rows(1))
+      val after = Arrnf.program(classic(grouped).queryExecution.optimizedPlan, "q").blocks.last.cost
+      assert(after.rows.contains(7L) && after.source.contains("sketch"), after)
+      def message(sql: String): String = intercept[Exception](spark.sql(sql).collect()).getMessage
+      assert(message("SELECT * FROM arrnf_statistics()").contains("takes the tables' names as constant strings"))
+      assert(message("SELECT * FROM arrnf_statistics(1)").contains("takes the tables' names as constant strings"))
+    } finally arrnf.stats.Sketches.clear()
+  }
+
   test("DESCRIBE FUNCTION explains them") {
     val described = spark.sql("DESCRIBE FUNCTION EXTENDED arrnf_json").collect().map(_.getString(0)).mkString("\n")
     assert(described.contains("The ArrNF program of a query"))

@@ -1,5 +1,6 @@
 package arrnf.sql
 
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.FunctionIdentifier
@@ -23,6 +24,7 @@ import arrnf.render.{JsonFormat, TextFormat}
  *   SELECT arrnf_text('SELECT ...')                              -- its text form
  *   SELECT * FROM arrnf_blocks('SELECT ...')                     -- one row per block
  *   SELECT arrnf_json('SELECT ...', 'sales')                     -- result block named `sales`
+ *   SELECT * FROM arrnf_statistics('store_sales', 'date_dim')    -- the sketch pass (runs a job per table)
  * }}}
  * The query is planned in the calling session (its tables, views and settings), as `df.explain()`
  * would plan it. The optional second argument names the result block (default `query`; helpers
@@ -64,7 +66,32 @@ object ArrnfFunctions {
         "string): block, head, arrangements (Differential's count), realization (what Spark builds for it), keys, " +
         "rows, bytes, source, why, text.",
         "SELECT * FROM _FUNC_('SELECT k, count(*) FROM range(10) t(k) GROUP BY k');"),
-      args => blocks(program("arrnf_blocks", args, withSql = false))))
+      args => blocks(program("arrnf_blocks", args, withSql = false))),
+    (FunctionIdentifier("arrnf_statistics"),
+      info("arrnf_statistics", "_FUNC_(table[, table ...]) - Takes the sketch pass over the named tables (constant " +
+        "strings; tables or views over files) in the server's JVM, as pyspark_arrnf.statistics does in a classic " +
+        "session: one row per table, table and what was sketched or why not. Runs a job per table when analyzed.",
+        "SELECT * FROM _FUNC_('store_sales', 'date_dim');"),
+      args => statistics(args)))
+
+  /** The columns of `arrnf_statistics`, one row per table. */
+  val StatisticsColumns: Seq[AttributeReference] = Seq(
+    AttributeReference("table", StringType, nullable = false)(),
+    AttributeReference("sketched", StringType, nullable = false)())
+
+  // The sketch pass from SQL, for clients without the driver's JVM (Spark Connect, JDBC): each line as Api's.
+  private def statistics(args: Seq[Expression]): LogicalPlan = {
+    val usage = "arrnf_statistics(table[, table ...]) takes the tables' names as constant strings, " +
+      "e.g. SELECT * FROM arrnf_statistics('store_sales', 'date_dim')"
+    val tables = args.map {
+      case e if e.foldable && e.dataType.isInstanceOf[StringType] && e.eval() != null => e.eval().toString
+      case _ => throw new IllegalArgumentException(usage)
+    }
+    if (tables.isEmpty) throw new IllegalArgumentException(usage)
+    val lines = arrnf.Api.collectStatistics(SparkSession.active, tables.asJava).asScala
+    LocalRelation(StatisticsColumns.map(_.newInstance()),
+      tables.zip(lines).map { case (t, l) => InternalRow(UTF8String.fromString(t), UTF8String.fromString(l)) })
+  }
 
   private def blocks(p: ArrnfProgram): LogicalPlan = {
     def s(x: String) = UTF8String.fromString(x)
