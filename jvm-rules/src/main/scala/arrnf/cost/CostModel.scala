@@ -32,7 +32,8 @@ import arrnf.model.{AggKind, Consumer, Cost, Head, HeadKind, Mode}
  * sorts each task's input, keeps the first k of each window partition, and sorts those again
  * after the shuffle (its state measured: TPC-DS q67's 2,225 rows of 5 million). Bytes are Spark's
  * row size (an UnsafeRow: 8 bytes of header, 8 per column, strings' lengths; Catalyst's
- * `EstimationUtils.getSizePerRow`) times rows. Rows come from [[Estimator]], labelled with their
+ * `EstimationUtils.getSizePerRow`) of the columns held (a Reduce's or Distinct's: its grouping keys and
+ * its functions' buffers, whatever it outputs) times rows. Rows come from [[Estimator]], labelled with their
  * source (catalog, file metadata, sketch, cache, exact, or an estimate from those); when nothing is
  * known, rows and bytes are absent and the source says `unknown` and why.
  */
@@ -115,7 +116,6 @@ object CostModel {
       case (Some(l), None) => (Some(l), Estimator.PlanShape)
       case (None, e) => (e, source)
     }
-    // An aggregate's hash map holds its grouping keys and its functions' buffers, whatever it outputs.
     val held = arranged match {
       case a: Aggregate if h.kind == HeadKind.Distinct || (h.kind == HeadKind.Reduce && !h.mode.contains(Mode.Window)) =>
         a.groupingExpressions.map {
