@@ -34,7 +34,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import ArrnfError, ArrnfSetupError, first_line
+from .errors import ArrnfError, ArrnfSetupError, _PlanningFailed, first_line
 
 DEMO_QUERY = """\
 -- Sales per day of December 2000 over the three channels: date_dim joined with a UNION ALL of
@@ -459,7 +459,6 @@ def cmd_analyze(args) -> int:
     """``arrnf analyze QUERY.sql --tables DIR [--json] [--plot FILE]``: exit status 1 when the query
     failed when run (the report is printed all the same, the error in one line on stderr), or while
     Spark planned it (no report: nothing ran)."""
-    from . import _jvm
     from .measure import measure, plot
 
     if args.plot:
@@ -471,12 +470,11 @@ def cmd_analyze(args) -> int:
     if args.stats:
         df = _sketch_read_tables(spark, df, names, sql, "so it cannot be measured")
     try:
-        _jvm.plan(df)
-    except Exception as e:  # noqa: BLE001 - only Spark's errors are the query's
-        if not _is_spark_error(e):
-            raise
-        return _failed_planning(e)
-    p = measure(df, spark=spark, name=name)
+        p = measure(df, spark=spark, name=name)
+    except _PlanningFailed as e:  # nothing ran: no report, the error in one line
+        if not _is_spark_error(e.cause):
+            raise e.cause from None
+        return _failed_planning(e.cause)
     print(p.to_json(indent=2) if args.json else p)
     sys.stdout.flush()
     if args.plot:

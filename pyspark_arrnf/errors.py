@@ -18,6 +18,16 @@ class ArrnfError(Exception):
     """A query that cannot be normalized or measured (it does not analyze, or the JVM side failed)."""
 
 
+class _PlanningFailed(ArrnfError):
+    """A query Spark failed while planning it (under ANSI, a division by zero in a constant it folds):
+    nothing ran, so there is no plan to measure. ``cause`` is Spark's error, for a caller that says
+    it its own way (the command line)."""
+
+    def __init__(self, message: str, cause: BaseException):
+        super().__init__(message)
+        self.cause = cause
+
+
 class ArrnfSqlWarning(UserWarning):
     """A block of the program has no SQL form: its CTE fails when run (sql.py)."""
 

@@ -34,7 +34,7 @@ from typing import Optional
 
 from . import _jvm
 from .connect import is_connect, needs_classic
-from .errors import ArrnfError, ArrnfSetupError, _check_query
+from .errors import ArrnfError, ArrnfSetupError, _check_query, _PlanningFailed
 from .frames import dataframe, session_of
 from .model import Program
 
@@ -90,8 +90,8 @@ def _planned(df) -> None:
     except ArrnfSetupError:
         raise
     except Exception as e:  # noqa: BLE001 - Spark's error, whichever: the query's
-        raise ArrnfError("the query failed while Spark planned it, before it ran: there is no plan to measure: "
-                         f"{_jvm.error_text(e)}") from None
+        raise _PlanningFailed("the query failed while Spark planned it, before it ran: there is no plan to "
+                              f"measure: {_jvm.error_text(e)}", e) from None
 
 
 def measure_stream(query, name: str = "query", attempts: int = 20) -> Program:
