@@ -2,7 +2,7 @@ package arrnf.cost
 
 import org.apache.commons.math3.special.Erf
 import org.apache.spark.sql.catalyst.expressions.{Add, Alias, Attribute, Cast, Divide, ExprId, Expression, GreaterThan, GreaterThanOrEqual, IsNotNull, LessThan, LessThanOrEqual, Literal, MakeDecimal, Multiply, PredicateHelper, Subtract, UnaryMinus, UnscaledValue}
-import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Average, Count, Max, Min, Sum}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, AggregateFunction, Average, Complete, Count, Max, Min, Sum}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, LeafNode, LogicalPlan, Project, Statistics}
 import org.apache.spark.sql.types.NumericType
 
@@ -136,9 +136,11 @@ private final class AggregateResults(statsOf: LogicalPlan => Option[Statistics],
       c.children.foldLeft(Option(0.0))((none, x) => for (s <- none; t <- nullShare(x, at)) yield 1.0 - (1.0 - s) * (1.0 - t))
         .map(s => 1.0 - math.pow(s, at.rowsPerGroup))
     case (AggregateExpression(fn @ (_: Sum | _: Average | _: Min | _: Max), _, false, None, _), NotNull) =>
-      nullShare(fn.children.head, at).map(s => 1.0 - math.pow(s, at.rowsPerGroup))
+      nullShare(fn.children.head, at).map(s => 1.0 - math.pow(s, at.rowsPerGroup)).orElse(partsOf(fn, at).flatMap {
+        case (y, rows) => nullShare(y, rows).map(s => 1.0 - math.pow(s, rows.rowsPerGroup)) })
     case (AggregateExpression(fn @ (_: Sum | _: Average | _: Min | _: Max), _, false, None, _), Positive(strict)) =>
-      signs(fn.children.head, at).map(s => aboveZero(fn, s, strict, at.rowsPerGroup))
+      signs(fn.children.head, at).map(s => aboveZero(fn, s, strict, at.rowsPerGroup)).orElse(partsOf(fn, at).flatMap {
+        case (y, rows) => signs(y, at).map(s => aboveZero(fn, s, strict, rows.rowsPerGroup)) })
     case (Multiply(x, Literal(v, _), _), _) if positive(v) => keptShare(x, test, at)
     case (Multiply(Literal(v, _), x, _), _) if positive(v) => keptShare(x, test, at)
     case (Divide(x, Literal(v, _), _), _) if positive(v) => keptShare(x, test, at)
@@ -154,6 +156,26 @@ private final class AggregateResults(statsOf: LogicalPlan => Option[Statistics],
     case (m: MakeDecimal, _) => keptShare(m.child, test, at)
     case _ => None
   }
+
+  // Where `fn` (a sum, minimum or maximum) reads parts that a finer aggregate below computed by the
+  // same function (`sum(part)` over `sum(y) AS part`: EagerAggregation's pre-aggregate, or a rollup
+  // of a rollup), a group's value (and whether it is NULL) is `fn` of `y` over the rows its parts
+  // stand for: `y`, with the group's rows counted as that aggregate's input rows per part (TPC-DS
+  // q11's `year_total > 0` where the rule fired, a join between the two aggregates; the sample
+  // cannot evaluate a part).
+  private def partsOf(fn: AggregateFunction, at: AggregateGroups): Option[(Expression, AggregateGroups)] = for {
+    part <- Some(fn.children.head).collect { case a: Attribute => a }
+    (inner, e) <- at.g.child.collect { case g: Aggregate => g.aggregateExpressions.collectFirst {
+      case al @ Alias(e, _) if al.exprId == part.exprId => g -> e } }.flatten.headOption
+    y <- ((fn, e match { case m: MakeDecimal => m.child; case other => other }) match {
+      case (_: Sum, AggregateExpression(s: Sum, Complete, false, None, _)) => Some(s.child)
+      case (_: Min, AggregateExpression(m: Min, Complete, false, None, _)) => Some(m.child)
+      case (_: Max, AggregateExpression(m: Max, Complete, false, None, _)) => Some(m.child)
+      case _ => None
+    })
+    in <- statsOf(inner.child).flatMap(_.rowCount)
+    parts <- statsOf(inner).flatMap(_.rowCount) if parts > 0
+  } yield y -> at.copy(rows = (at.rows * in / parts).max(at.rows))
 
   private def positive(v: Any): Boolean = Sketches.number(v).exists(_ > 0.0)
   private def nonZero(v: Any): Boolean = Sketches.number(v).exists(_ != 0.0)

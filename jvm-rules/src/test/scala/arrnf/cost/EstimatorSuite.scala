@@ -831,6 +831,23 @@ class EstimatorSuite extends ArrnfSparkSuite {
       val est = estimateOf(kept(e, test, where))
       assert(est.rows.exists(r => r >= lo && r <= hi) && est.source == "estimate: file metadata, sketch, sample", (e, test, where, est))
     }
+    // a sum (or minimum) of parts a finer aggregate summed (minimized) below, as EagerAggregation's
+    // pre-aggregate makes them: the parts' own values' signs, 2 rows a customer as above (a short
+    // decimal's part as DecimalAggregates makes it, MakeDecimal of an unscaled sum); a part of another
+    // function stays unknown (the sample cannot evaluate a part)
+    // (the customers joined between the two aggregates, as the rule's other side)
+    tableOf("est_customers", 10000, "id AS c")
+    sketch("est_customers")
+    def ofParts(outer: String, inner: String) = "SELECT customer, x FROM (SELECT customer, " + outer.replace("$", "part") +
+      s" AS x FROM (SELECT customer, profit, price, $inner AS part FROM est_signs GROUP BY customer, profit, price) " +
+      "JOIN est_customers ON customer = c GROUP BY customer) WHERE x > 0"
+    for ((outer, inner, measured, lo, hi) <- Seq(("sum($)", "sum(profit)", 8143, 7500, 8800),
+        ("sum($)", "sum(price)", 8126, 7500, 8800), ("min($)", "min(amount)", 633, 400, 800))) {
+      assert(spark.sql(ofParts(outer, inner)).count() == measured, outer -> inner)
+      val est = estimateOf(ofParts(outer, inner))
+      assert(est.rows.exists(r => r >= lo && r <= hi) && est.source.endsWith("sample"), (outer, inner, est))
+    }
+    assert(estimateOf(ofParts("max($)", "sum(profit)")).rows.isEmpty)
     // every group kept, its input's estimate (the customers' HyperLogLog count) and label: a count,
     // never below 0 and above 0 in every group (count(*)); a sum where no value is below 0
     for ((e, test) <- Seq("count(*)" -> "x > 0", "count(*)" -> "x >= 0", "sum(amount)" -> "x >= 0")) {
