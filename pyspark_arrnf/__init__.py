@@ -13,7 +13,7 @@ and ``jar`` (set-up), ``_jvm`` (every call into the JVM), ``cli`` (the ``arrnf``
 """
 from . import views
 from ._version import __version__
-from .errors import ArrnfError, ArrnfSetupError
+from .errors import ArrnfError, ArrnfPlanningError, ArrnfSetupError
 from .jar import jar_info, jar_path
 from .measure import measure, measure_stream
 from .model import Program
@@ -23,6 +23,7 @@ from .statistics import forget_statistics, statistics
 
 __all__ = [
     "ArrnfError",
+    "ArrnfPlanningError",
     "ArrnfSetupError",
     "Program",
     "arrnf",

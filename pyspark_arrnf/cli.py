@@ -34,7 +34,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import ArrnfError, ArrnfSetupError, _PlanningFailed, first_line
+from .errors import ArrnfError, ArrnfPlanningError, ArrnfSetupError, _is_spark_error, first_line
 
 DEMO_QUERY = """\
 -- Sales per day of December 2000 over the three channels: date_dim joined with a UNION ALL of
@@ -75,16 +75,6 @@ def _one_line(e: BaseException) -> str:
     if isinstance(e, OSError) and e.strerror:
         return f"{e.filename}: {e.strerror}" if e.filename else e.strerror
     return first_line(e)
-
-
-def _is_spark_error(e: BaseException) -> bool:
-    """An error raised by Spark or the bridge to its JVM (analysis, parsing, execution, settings)."""
-    try:
-        from py4j.protocol import Py4JError
-        from pyspark.errors import PySparkException
-    except ImportError:
-        return False
-    return isinstance(e, (PySparkException, Py4JError))
 
 
 @contextmanager
@@ -471,7 +461,7 @@ def cmd_analyze(args) -> int:
         df = _sketch_read_tables(spark, df, names, sql, "so it cannot be measured")
     try:
         p = measure(df, spark=spark, name=name)
-    except _PlanningFailed as e:  # nothing ran: no report, the error in one line
+    except ArrnfPlanningError as e:  # nothing ran: no report, the error in one line
         if not _is_spark_error(e.cause):
             raise e.cause from None
         return _failed_planning(e.cause)

@@ -18,10 +18,9 @@ class ArrnfError(Exception):
     """A query that cannot be normalized or measured (it does not analyze, or the JVM side failed)."""
 
 
-class _PlanningFailed(ArrnfError):
+class ArrnfPlanningError(ArrnfError):
     """A query Spark failed while planning it (under ANSI, a division by zero in a constant it folds):
-    nothing ran, so there is no plan to measure. ``cause`` is Spark's error, for a caller that says
-    it its own way (the command line)."""
+    nothing ran, so there is no plan to measure. ``cause`` is Spark's error."""
 
     def __init__(self, message: str, cause: BaseException):
         super().__init__(message)
@@ -37,6 +36,16 @@ def first_line(e: BaseException) -> str:
     messages go on with JVM stack traces, which a one-line error should not carry."""
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
     return lines[0] if lines else type(e).__name__
+
+
+def _is_spark_error(e: BaseException) -> bool:
+    """An error raised by Spark or the bridge to its JVM (analysis, parsing, execution, settings)."""
+    try:
+        from py4j.protocol import Py4JError
+        from pyspark.errors import PySparkException
+    except ImportError:
+        return False
+    return isinstance(e, (PySparkException, Py4JError))
 
 
 def _check_query(df_or_sql, function: str) -> None:

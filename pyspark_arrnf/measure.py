@@ -34,7 +34,7 @@ from typing import Optional
 
 from . import _jvm
 from .connect import is_connect, needs_classic
-from .errors import ArrnfError, ArrnfSetupError, _check_query, _PlanningFailed
+from .errors import ArrnfError, ArrnfPlanningError, ArrnfSetupError, _check_query
 from .frames import dataframe, session_of
 from .model import Program
 
@@ -52,7 +52,7 @@ def measure(df_or_sql, spark=None, name: str = "query", collect: bool = False) -
     otherwise every partition is computed and the rows are counted. A query that fails when run is
     measured as far as it ran: ``measurement.status == "failed"`` and ``measurement.error`` say why.
     One that fails while Spark plans it (under ANSI, a division by zero in a constant Spark folds)
-    never ran and has no plan to measure: an :class:`~pyspark_arrnf.errors.ArrnfError` says so, as for
+    never ran and has no plan to measure: an :class:`~pyspark_arrnf.errors.ArrnfPlanningError` (an ``ArrnfError``) says so, as for
     a query that does not analyze. A streaming DataFrame is measured once started: :func:`measure_stream`.
 
     >>> p = measure("select k % 3 g, count(*) from range(100) t(k) group by 1")   # doctest: +SKIP
@@ -90,8 +90,8 @@ def _planned(df) -> None:
     except ArrnfSetupError:
         raise
     except Exception as e:  # noqa: BLE001 - Spark's error, whichever: the query's
-        raise _PlanningFailed("the query failed while Spark planned it, before it ran: there is no plan to "
-                              f"measure: {_jvm.error_text(e)}", e) from None
+        raise ArrnfPlanningError("the query failed while Spark planned it, before it ran: there is no plan to "
+                                 f"measure: {_jvm.error_text(e)}", e) from None
 
 
 def measure_stream(query, name: str = "query", attempts: int = 20) -> Program:

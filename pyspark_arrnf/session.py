@@ -161,6 +161,8 @@ def is_loaded(spark) -> bool:
 
 def set_enabled(spark, enabled: bool) -> None:
     """Turns every rewrite of the extension on or off in a live session (``spark.arrnf.enabled``)."""
+    if not isinstance(enabled, (bool, int)):  # "no" or "false" would read as true
+        raise TypeError(f"set_enabled() takes True or False, not {enabled!r}")
     spark.conf.set(ENABLED, "true" if enabled else "false")
 
 

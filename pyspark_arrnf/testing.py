@@ -3,8 +3,8 @@
 Each side is planned *and* collected under its own setting (Spark plans lazily, so a DataFrame
 built with the rewrites on but collected with them off would compare nothing). Rows are then
 compared with chispa, ignoring row order unless asked, with a small tolerance for floating point
-(a rewrite may add doubles in another order). An error counts as a result: both sides must raise
-the same error class, or neither.
+(a rewrite may add doubles in another order). An error of Spark's counts as a result: both sides
+must raise the same error class, or neither; any other error (a mistake in the test) is raised.
 
     >>> from pyspark_arrnf.testing import assert_same_both_ways   # doctest: +SKIP
     >>> assert_same_both_ways(spark, "select * from t join (select 1) u")  # doctest: +SKIP
@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 
 from .compare import arrnf_enabled, optimized_plan
+from .errors import _is_spark_error, first_line
+from .session import ENABLED
 
 
 @dataclass
@@ -29,15 +31,58 @@ class Side:
 
 
 def run_side(spark, query, enabled: bool) -> Side:
+    """Plans and collects ``query`` with the rewrites on or off. Spark's errors are the side's result;
+    anything else (a mistake in the test's own function, a function that returns no DataFrame, or
+    one built in another session than ``spark``, whose setting is not switched) is raised: compared
+    as a result, the same mistake on both sides would pass without testing anything."""
     with arrnf_enabled(spark, enabled):
         try:
             df = spark.sql(query) if isinstance(query, str) else query()
+        except Exception as e:  # noqa: BLE001 - Spark's errors are a result to compare
+            if not _is_spark_error(e):
+                raise
+            return Side(None, None, None, e)
+        _check_dataframe(df, enabled)
+        try:
             plan = optimized_plan(df)
             return Side(plan, df.collect(), df.schema, None)
         except AttributeError:  # a broken test or client, not a result: equal on both sides, it would pass
             raise
-        except Exception as e:  # noqa: BLE001 - an error is a result to compare
+        except Exception as e:  # noqa: BLE001 - an error running the query (or converting its rows) is a result
             return Side(None, None, None, e)
+
+
+def _check_query(spark, query, ordered, precision) -> None:
+    """One clear message for arguments that are not what :func:`assert_same_both_ways` compares."""
+    from pyspark.sql import DataFrame
+
+    if not (hasattr(spark, "sql") and hasattr(spark, "conf")):  # a classic or a Spark Connect session
+        raise TypeError(f"assert_same_both_ways() takes the SparkSession first, not {type(spark).__name__}")
+    if isinstance(query, DataFrame):
+        raise TypeError("assert_same_both_ways() takes SQL text or a function returning a DataFrame, not a "
+                        "DataFrame: a DataFrame keeps the plan it was first given, so both sides would run one "
+                        "plan. Pass lambda: <the code that builds it>")
+    if isinstance(query, str) and not query.strip():
+        raise ValueError("assert_same_both_ways() was given empty SQL text")
+    if not isinstance(query, str) and not callable(query):
+        raise TypeError(f"assert_same_both_ways() takes SQL text or a function returning a DataFrame, "
+                        f"not {type(query).__name__}")
+    if not isinstance(ordered, bool):
+        raise TypeError(f"ordered= takes True or False, not {ordered!r}")
+    if isinstance(precision, bool) or not isinstance(precision, (int, float)) or not precision >= 0:
+        raise ValueError(f"precision= takes a number at least 0, not {precision!r}")
+
+
+def _check_dataframe(df, enabled: bool) -> None:
+    from pyspark.sql import DataFrame
+
+    if not isinstance(df, DataFrame):
+        raise TypeError(f"the query function returned {type(df).__name__}, not a DataFrame")
+    if df.isStreaming:
+        raise TypeError("the query reads a stream: assert_same_both_ways() compares batch queries")
+    if df.sparkSession.conf.get(ENABLED, "true") != ("true" if enabled else "false"):
+        raise ValueError("the query's DataFrame belongs to another Spark session than the one given, whose "
+                         "spark.arrnf.enabled is not switched: build it from the session passed in")
 
 
 # Errors that only carry others: a task's failure seen through the driver, several stages failing
@@ -70,21 +115,51 @@ def error_classes(e: Exception) -> frozenset:
 
 def assert_same_both_ways(spark, query, ordered: bool = False, precision: float = 1e-6):
     """Runs ``query`` (SQL text, or a function returning a DataFrame) with the rewrites on and off
-    and asserts equal results. Returns ``(on, off)`` :class:`Side` objects for further checks."""
+    and asserts equal results (an ``AssertionError`` saying which side is which). Returns ``(on,
+    off)`` :class:`Side` objects for further checks."""
     from chispa import assert_approx_df_equality
 
+    _check_query(spark, query, ordered, precision)
     on, off = run_side(spark, query, True), run_side(spark, query, False)
     if on.error or off.error:
         assert on.error is not None and off.error is not None, (
-            f"only one side raised.\nwith the extension: {on.error!r}\nwithout: {off.error!r}\nquery: {query}"
+            f"only one side raised.\nwith the extension: {_said(on.error)}\nwithout: {_said(off.error)}\nquery: {query}"
         )
         assert error_classes(on.error) & error_classes(off.error), (
             f"different errors: {sorted(error_classes(on.error))} with the extension, "
             f"{sorted(error_classes(off.error))} without.\nquery: {query}")
         return on, off
-    left = spark.createDataFrame(on.rows, on.schema)
-    right = spark.createDataFrame(off.rows, off.schema)
-    assert_approx_df_equality(
-        left, right, precision, ignore_row_order=not ordered, ignore_nullable=True, allow_nan_equality=True
-    )
+    left, right = (_comparable(spark.createDataFrame(s.rows, s.schema)) for s in (on, off))
+    try:
+        assert_approx_df_equality(
+            left, right, precision, ignore_row_order=not ordered, ignore_nullable=True, allow_nan_equality=True
+        )
+    except AssertionError:
+        raise
+    except Exception as e:  # noqa: BLE001 - chispa's own DataFramesNotEqualError and the like
+        if _is_spark_error(e):
+            raise
+        text = _ANSI.sub("", str(e))
+        raise AssertionError(f"different results: df1 is with the extension, df2 without.\n{text}\nquery: {query}") from None
     return on, off
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _said(e: Exception | None) -> str:
+    """An error as one line: its class, Spark's condition where it has one, and its first line."""
+    if e is None:
+        return "no error"
+    return f"{type(e).__name__}: {first_line(e)}"
+
+
+def _comparable(df):
+    """``df`` with columns chispa can sort and name: by position (repeated names, names with dots),
+    a MAP as its entries sorted by key (a map has no order Spark can sort by)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import MapType
+
+    named = df.toDF(*[f"c{i}" for i in range(len(df.columns))])
+    return named.select(*[F.array_sort(F.map_entries(F.col(f.name))).alias(f.name) if isinstance(f.dataType, MapType)
+                          else F.col(f.name) for f in named.schema.fields])
