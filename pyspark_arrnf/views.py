@@ -39,6 +39,15 @@ def _human(n: int, unit: str) -> str:
     return f"{n}{unit}"
 
 
+def _cell(n: int | None, unit: str) -> str:
+    """An estimated size for the table: ``≈`` before it, as in the text form; ``unknown`` where none.
+
+    >>> _cell(73_449, ""), _cell(None, "B")
+    ('≈73.4k', 'unknown')
+    """
+    return "unknown" if n is None else "≈" + _human(n, unit)
+
+
 def _operator_line(b) -> str:
     """The first body line of the block's JVM text: after the header line and any measured line."""
     if b.head is None:
@@ -67,6 +76,8 @@ def to_dot(p: Program) -> str:
         size = []
         if c.rows is not None:
             size.append(f"rows≈{_human(c.rows, '')}")
+        elif c.arrangements:  # as the text form: rows nothing tells are unknown
+            size.append("rows=unknown")
         if c.bytes is not None:
             size.append(f"bytes≈{_human(c.bytes, 'B')}")
         spark = b.spark
@@ -122,7 +133,7 @@ def to_html(p: Program) -> str:
             "<tr>" + "".join(f"<td>{e(str(x))}</td>" for x in (
                 b.name, b.head.kind if b.head else "", b.spark or "", c.arrangements, c.rule,
                 " ".join("[" + ", ".join(k) + "]" for k in c.keys),
-                "" if c.rows is None else _human(c.rows, ""), "" if c.bytes is None else _human(c.bytes, "B"),
+                _cell(c.rows, ""), _cell(c.bytes, "B"),
                 c.source, b.sharing, c.why) + _measured_cells(p, b)) + "</tr>")
     table = ("<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in (
         "block", "head", "spark", "arrangements", "rule", "keys", "rows", "bytes", "source", "sharing", "why") +

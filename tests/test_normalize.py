@@ -208,6 +208,10 @@ def test_cost_rows_and_frame(spark, tpch_db, use_db):
     # q1 filters lineitem on l_shipdate: without column statistics its rows are unknown, not a guess
     assert reduce["source"].startswith("unknown: ") and reduce["rows"] is None and reduce["bytes"] is None
     assert "rows=unknown" in str(p)
+    # so do the notebook table and the picture (empty cells and no line before)
+    html = p._repr_html_()
+    assert "<td>unknown</td><td>unknown</td><td>unknown: " in html
+    assert f'"{reduce["block"]}" [label=' in p.to_dot() and "rows=unknown" in p.to_dot()
     frame = p.cost_frame()
     assert list(frame["block"]) == [b.name for b in p.blocks]
     assert int(frame["arrangements"].sum()) == p.arrangements
@@ -366,7 +370,7 @@ def test_the_section_is_built_once_per_optimized_plan(spark):
 def test_views(spark, four_tables):
     import shutil
 
-    from pyspark_arrnf.views import _label
+    from pyspark_arrnf.views import _human, _label
 
     p = arrnf("select ak, count(*) from j_a join j_b on ak = bk group by ak", spark)
     dot = p.to_dot()
@@ -378,6 +382,8 @@ def test_views(spark, four_tables):
         assert f'"{b.name}" [label="{_label("[" + b.name + "]")}\\n{op}\\n' in dot, (b.name, dot)
     html = p._repr_html_()
     assert "<table>" in html and "ArrangeBy" in html
+    # estimated sizes read as estimates, as in the text form
+    assert all(f"<td>≈{_human(b.cost.rows, '')}</td>" in html for b in p.blocks if b.cost.rows is not None)
     assert (f"{len(p.blocks)} blocks, Spark builds {p.realized} stateful operators in {p.built_blocks} blocks "
             f"(differential model: {p.arrangements} arrangements)") in html
     # what Spark builds for each block is a column of the table and a line of its node in the picture
