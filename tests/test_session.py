@@ -155,6 +155,26 @@ def test_session_helper_in_a_new_process_warns_when_configured_late(tmp_path):
     assert "restart the Python process" in out.stdout
 
 
+def test_the_explain_section_says_when_the_rules_are_not_loaded(tmp_path):
+    """The explain provider set without spark.sql.extensions (or with it misspelled) said "rewrites
+    on", though no rule was loaded."""
+    script = tmp_path / "provider_only.py"
+    script.write_text(textwrap.dedent("""
+        from pyspark.sql import SparkSession
+        import pyspark_arrnf
+        spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+                 .config("spark.jars", pyspark_arrnf.jar_path())
+                 .config("spark.sql.extensions", "arrnf.ArrnfExtensions")
+                 .config("spark.sql.extendedExplainProviders", "arrnf.ArrnfExplainProvider").getOrCreate())
+        spark.sql("select id % 3 k, count(*) from range(10) group by 1").explain("extended")
+        spark.stop()
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert "== Extended Information (ArrNF) ==" in out.stdout, out.stderr[-3000:]
+    assert "; rules not loaded (spark.sql.extensions does not name arrnf.ArrnfExtension)" in out.stdout, out.stdout
+    assert "rewrites on" not in out.stdout
+
+
 def test_a_bad_setting_given_at_session_start_leaves_the_session_working(tmp_path):
     """A bad value in the builder's options (as in spark-defaults.conf) must not fail the session's
     queries, Spark's own included: the switch reads as off, with a warning; SET still refuses it."""
@@ -170,6 +190,7 @@ def test_a_bad_setting_given_at_session_start_leaves_the_session_working(tmp_pat
         print("ROWS", spark.sql("select id % 3 k, count(*) from range(10) group by 1").count())
         print("KEPT", spark.conf.get("spark.arrnf.enabled"), spark.conf.get("spark.sql.shuffle.partitions"))
         print("ESTIMATED", str(pyspark_arrnf.arrnf("select id % 3 k, count(*) c from range(10) group by 1")))
+        spark.sql("select 1").explain("extended")
         print("CACHED", spark.range(5).cache().count())
         try:
             spark.conf.set("spark.arrnf.enabled", "perhaps")
@@ -184,6 +205,7 @@ def test_a_bad_setting_given_at_session_start_leaves_the_session_working(tmp_pat
     assert "rows≈10 (estimate: exact)" in out.stdout and "CACHED 5" in out.stdout, out.stdout  # the estimator copies them too
     assert "spark.arrnf.enabled='maybe' is not a value it takes" in out.stderr
     assert "it reads as off" in out.stderr
+    assert "rewrites off (spark.arrnf.enabled=maybe)" in out.stdout  # the value given, not "false"
 
 
 def test_the_wheel_carries_the_jar_and_the_query_texts(tmp_path):

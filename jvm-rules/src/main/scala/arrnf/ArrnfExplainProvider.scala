@@ -31,8 +31,14 @@ class ArrnfExplainProvider extends ExtendedExplainGenerator {
    *  description (asked only when `spark.arrnf.explain.sqlUi` is off). */
   private[arrnf] def describe(plan: SparkPlan, recorded: => Boolean): String = {
     val enabled = ArrnfConf.enabled(plan.conf)
-    val version = s"pyspark-arrnf ${BuildInfo.version} (built for Spark ${BuildInfo.sparkVersion}); rewrites " +
-      (if (enabled) "on" else s"off (${ArrnfConf.Enabled}=false)")
+    // The provider can be set without the extension (spark.sql.extensions missing or misspelled):
+    // then no rule ran, whatever the switch says. Its SQL functions tell whether it was loaded.
+    val loaded = scala.util.Try(plan.session.sessionState.functionRegistry.listFunction()
+      .exists(_.funcName == "arrnf_text")).getOrElse(true)
+    val version = s"pyspark-arrnf ${BuildInfo.version} (built for Spark ${BuildInfo.sparkVersion}); " + (
+      if (!loaded) "rules not loaded (spark.sql.extensions does not name arrnf.ArrnfExtension): no rewrite ran"
+      else if (enabled) "rewrites on"
+      else s"rewrites off (${ArrnfConf.Enabled}=${plan.conf.getConfString(ArrnfConf.Enabled, "false")})")
     if (!ArrnfConf.explainInSqlUi(plan.conf) && recorded) {
       return version + "\n" + s"ArrNF: not built for the recorded plan description " +
         s"(${ArrnfConf.ExplainSqlUi}=true builds it); df.explain() shows it."
