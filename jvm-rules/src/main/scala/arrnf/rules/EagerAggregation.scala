@@ -114,8 +114,7 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
   /** What the rule did in this JVM. */
   val status = new RuleLog
 
-  // Inputs beyond which the splits are not enumerated (2^n of them).
-  private val MaxInputs = 10
+  private val MaxInputs = 10 // inputs beyond which the splits are not enumerated (2^n of them)
 
   /** How many times fewer rows the chosen split's joins and aggregates must make than the original's. */
   val MinFewerRows = BigDecimal("1.5")
@@ -149,7 +148,8 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
   private final case class Split(r: Seq[Int], keys: Seq[Attribute], parts: Map[Expression, Partial], pre: Aggregate,
       rJoin: LogicalPlan, top: LogicalPlan, needed: AttributeSet, cross: Seq[Expression], other: Option[Other] = None)
 
-  private def push(a: Aggregate, estimator: => Estimator): Option[LogicalPlan] = JoinGraph.of(a.child).flatMap { graph =>
+  private def push(a: Aggregate, estimator: => Estimator): Option[LogicalPlan] = JoinGraph.of(a.child)
+    .orElse { JoinGraph.whyNot(a.child).foreach(declined(a, _)); None }.flatMap { graph =>
     // Said before the law is checked (what most plans cost the rule): an empty input (removed later by
     // PropagateEmptyRelation: 12 of TPC-DS q4's 18 aggregates); no distinct counts, so nothing to weigh.
     val weighable = check(!graph.inputs.exists(_.maxRows.contains(0L)), EmptyInput).flatMap(_ =>
@@ -169,12 +169,12 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
         status.recordFiring(reason)
         logInfo(s"pyspark-arrnf EagerAggregation fired: $reason")
         Some(outer)
-      case Left(why) =>
-        a.setTagValue(DeclinedTag, why)
-        status.recordDecline(why)
-        logInfo(s"pyspark-arrnf EagerAggregation declined: $why")
-        None
+      case Left(why) => declined(a, why); None
     }
+  }
+
+  private def declined(a: Aggregate, why: String): Unit = {
+    a.setTagValue(DeclinedTag, why); status.recordDecline(why); logInfo(s"pyspark-arrnf EagerAggregation declined: $why")
   }
 
   private def check(ok: Boolean, why: => String): Either[String, Unit] = if (ok) Right(()) else Left(why)

@@ -104,6 +104,20 @@ private[rules] object JoinGraph {
   /** The graph of an inner-join tree of at least two inputs, if `plan` is one. */
   def of(plan: LogicalPlan): Option[JoinGraph] = flatten(plan).filter(_.inputs.size >= 2)
 
+  /** Why `plan`, which is no inner-join tree, is not one the rule can split, where a join is right
+   *  below it (through filters and projections): an outer, semi or anti join, a hint, or values
+   *  computed between the aggregate and its joins. None where no join is there to split. */
+  def whyNot(plan: LogicalPlan): Option[String] = plan match {
+    case j: Join if j.hint != JoinHint.NONE => Some("its join has a hint")
+    case j: Join if j.joinType != Inner =>
+      Some(s"its join is a ${j.joinType.sql.toLowerCase(java.util.Locale.ROOT)} join (the law is for inner joins)")
+    case Filter(_, child) => whyNot(child)
+    case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => whyNot(child)
+    case Project(_, child) if whyNot(child).isDefined || of(child).isDefined =>
+      Some("it groups by or aggregates values computed between it and its joins, which are not moved")
+    case _ => None
+  }
+
   /** `a = b` or `a <=> b` between two sides. */
   def isEquality(c: Expression): Boolean = c match {
     case EqualTo(l, r) => l.references.nonEmpty && r.references.nonEmpty
