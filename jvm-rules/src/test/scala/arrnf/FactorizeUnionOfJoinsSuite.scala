@@ -47,6 +47,19 @@ class FactorizeUnionOfJoinsSuite extends ArrnfSparkSuite {
     }
   }
 
+  test("the reason stays where EagerAggregation then splits the aggregate over the factorized join") {
+    shuffleJoins {
+      withConf(ArrnfConf.EagerMinReduction -> "0") {
+        val sql = "select count(*) from (select fa.k, fb1.v1 from fa join fb1 on fa.k = fb1.x " +
+          "union all select fa.k, fb2.v2 from fa join fb2 on fa.k = fb2.y)"
+        val (on, _) = planBothWays(sql)
+        val reasons = ArrnfExplainProvider.ruleReasons(on)
+        assert(reasons.exists(_.startsWith("EagerAggregation fired: ")), reasons)
+        assert(reasons.count(_.startsWith("FactorizeUnionOfJoins fired: ")) == 1, reasons)
+      }
+    }
+  }
+
   test("A on the right in some branches and on the left in others") {
     shuffleJoins {
       val q = """select fa.k, fb1.v1 from fb1 join fa on fb1.x = fa.k

@@ -166,8 +166,8 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
           }.asInstanceOf[NamedExpression]),
           child = s.top)
         outer.setTagValue(Tag, reason)
-        status.recordFiring(reason)
-        logInfo(s"pyspark-arrnf EagerAggregation fired: $reason")
+        FactorizeUnionOfJoins.carry(a.child, s.top) // (the joins are built anew)
+        status.recordFiring(reason); logInfo(s"pyspark-arrnf EagerAggregation fired: $reason")
         Some(outer)
       case Left(why) => declined(a, why); None
     }

@@ -99,6 +99,15 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
     else plan.collect { case j: Join if j.getTagValue(Tag).isDefined => j.getTagValue(Tag).get }.asJava
   }
 
+  /** Keeps the reasons of `from`'s factorized joins that `to`, a rewrite of `from` building its joins
+   *  anew (EagerAggregation's split), lost: on `to`'s first join, so the explain section says both. */
+  def carry(from: LogicalPlan, to: LogicalPlan): Unit = if (everTagged) {
+    import scala.jdk.CollectionConverters._
+    val lost = firedIn(from).asScala.toSeq.diff(firedIn(to).asScala.toSeq)
+    if (lost.nonEmpty) to.collectFirst { case j: Join => j }
+      .foreach(j => j.setTagValue(Tag, (j.getTagValue(Tag).toSeq ++ lost).mkString("; ")))
+  }
+
 
   private final case class Candidate(group: Seq[Int], make: () => LogicalPlan, saved: BigInt, aBytes: BigInt, reason: String)
 
