@@ -48,6 +48,21 @@ def _is_spark_error(e: BaseException) -> bool:
     return isinstance(e, (PySparkException, Py4JError))
 
 
+def _check_call(df_or_sql, spark, name, function: str) -> None:
+    """One clear message for the other arguments of ``arrnf()`` and ``measure()``: ``spark`` a
+    session (not the query's name given in its place), ``name`` text, and the session not stopped
+    (a stopped one gave a program without Spark's realization, or Spark's INTERNAL_ERROR)."""
+    if spark is not None and not (hasattr(spark, "sql") and hasattr(spark, "conf")):
+        raise TypeError(f"{function} takes spark=<a SparkSession>, not {type(spark).__name__}")
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"{function} takes name=<the result block's name, non-empty text>, not {name!r}")
+    session = spark if spark is not None else getattr(df_or_sql, "sparkSession", None)
+    context = getattr(session, "_sc", None)
+    if context is not None and getattr(context, "_jsc", None) is None:
+        raise ArrnfError(f"{function}: the Spark session is stopped; start one (pyspark_arrnf.session()) "
+                         "and build the query in it")
+
+
 def _check_query(df_or_sql, function: str) -> None:
     """A TypeError naming the type given, unless ``df_or_sql`` is SQL text or a Spark DataFrame (classic
     or Connect): anything else would fail deep inside, as "'int' object has no attribute '_jdf'"."""

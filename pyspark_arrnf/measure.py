@@ -34,7 +34,7 @@ from typing import Optional
 
 from . import _jvm
 from .connect import is_connect, needs_classic
-from .errors import ArrnfError, ArrnfPlanningError, ArrnfSetupError, _check_query
+from .errors import ArrnfError, ArrnfPlanningError, ArrnfSetupError, _check_call, _check_query
 from .frames import dataframe, session_of
 from .model import Program
 
@@ -59,6 +59,7 @@ def measure(df_or_sql, spark=None, name: str = "query", collect: bool = False) -
     >>> print(p)                                                                   # doctest: +SKIP
     """
     _check_query(df_or_sql, "measure()")
+    _check_call(df_or_sql, spark, name, "measure()")
     if is_connect(session_of(df_or_sql, spark)):  # before a text becomes a DataFrame: nothing runs
         raise needs_classic("measure()", _jvm.MEASURE_ON_CONNECT)
     df, spark = dataframe(df_or_sql, spark, "so it cannot be measured")
@@ -104,7 +105,12 @@ def measure_stream(query, name: str = "query", attempts: int = 20) -> Program:
     >>> q = df.writeStream.format("memory").queryName("t").outputMode("complete").start()  # doctest: +SKIP
     >>> print(measure_stream(q))                                                               # doctest: +SKIP
     """
-    for i in range(max(1, attempts)):
+    if not (hasattr(query, "lastProgress") and hasattr(query, "isActive")):
+        raise TypeError(f"measure_stream() takes a started streaming query (df.writeStream...start()), "
+                        f"not {type(query).__name__}")
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise ValueError(f"attempts= takes a whole number at least 1, not {attempts!r}")
+    for i in range(attempts):
         if i:
             time.sleep(0.25)
         d = _parse(_jvm.stream_json(query, name))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import _jvm, connect
 from .connect import is_connect
-from .errors import _check_query
+from .errors import _check_call, _check_query
 from .frames import dataframe, session_of
 from .model import Program
 
@@ -21,6 +21,7 @@ def arrnf(df_or_sql, spark=None, name: str = "query") -> Program:
     :class:`~pyspark_arrnf.errors.ArrnfError` when the query does not analyze or cannot be normalized,
     a TypeError when ``df_or_sql`` is neither a DataFrame nor text."""
     _check_query(df_or_sql, "arrnf()")
+    _check_call(df_or_sql, spark, name, "arrnf()")
     spark = session_of(df_or_sql, spark)
     if isinstance(df_or_sql, str) and is_connect(spark):
         return Program.from_json(connect.program_json_of_text(spark, df_or_sql, name))

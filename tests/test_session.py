@@ -175,6 +175,43 @@ def test_the_explain_section_says_when_the_rules_are_not_loaded(tmp_path):
     assert "rewrites on" not in out.stdout
 
 
+def test_a_stopped_session_and_misplaced_arguments_are_one_clear_message(spark, tmp_path):
+    """After spark.stop(), arrnf() gave a program without Spark's realization and measure() Spark's
+    INTERNAL_ERROR; a name or text in spark='s place blamed the query."""
+    from pyspark_arrnf import arrnf, measure, measure_stream
+
+    with pytest.raises(TypeError, match=r"arrnf\(\) takes spark=<a SparkSession>, not str"):
+        arrnf("select 1", "x")
+    with pytest.raises(TypeError, match="takes name="):
+        arrnf("select 1", spark, name=5)
+    with pytest.raises(TypeError, match="not DataFrame"):
+        measure_stream(spark.range(3))
+    stream = spark.readStream.format("rate").load().writeStream.format("noop").start()
+    try:
+        with pytest.raises(ValueError, match="attempts="):
+            measure_stream(stream, attempts=0)
+    finally:
+        stream.stop()
+    script = tmp_path / "stopped.py"
+    script.write_text(textwrap.dedent("""
+        import pyspark_arrnf
+        spark = pyspark_arrnf.session(conf={"spark.ui.enabled": "false"})
+        df = spark.sql("select id % 3 g, count(*) from range(10) group by 1")
+        spark.stop()
+        for f in (pyspark_arrnf.arrnf, pyspark_arrnf.measure):
+            try:
+                f(df)
+                print("NO ERROR")
+            except pyspark_arrnf.ArrnfError as e:
+                print("SAID", e)
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    said = [line for line in out.stdout.splitlines() if line.startswith(("SAID", "NO ERROR"))]
+    assert said == ["SAID arrnf(): the Spark session is stopped; start one (pyspark_arrnf.session()) and build "
+                    "the query in it", "SAID measure(): the Spark session is stopped; start one "
+                    "(pyspark_arrnf.session()) and build the query in it"], out.stdout + out.stderr[-2000:]
+
+
 def test_a_bad_setting_given_at_session_start_leaves_the_session_working(tmp_path):
     """A bad value in the builder's options (as in spark-defaults.conf) must not fail the session's
     queries, Spark's own included: the switch reads as off, with a warning; SET still refuses it."""
