@@ -60,6 +60,12 @@ class ArrnfFunctionsSuite extends ArrnfSparkSuite {
     assert(message("SELECT arrnf_text('SELECT 1', ' ')").contains("the name is empty"))
     val m = message("SELECT * FROM arrnf_blocks('SELECT * FROM no_such_table')")
     assert(m.contains("the query does not analyze") && m.contains("no_such_table"), m)
+    // (ANSI: Spark folds 1/0 while planning, before anything runs)
+    withConf("spark.sql.ansi.enabled" -> "true") {
+      val planned = message("SELECT arrnf_text('SELECT 1/0')")
+      assert(planned.startsWith("arrnf_text: the query failed while Spark planned it, before it ran, so it has no " +
+        "ArrNF program: [DIVIDE_BY_ZERO]"), planned)
+    }
   }
 
   test("a command is refused before anything runs: explaining never drops, writes, sets or caches") {

@@ -128,7 +128,14 @@ object ArrnfFunctions {
       case NonFatal(e) => throw new IllegalArgumentException(
         s"$fn: the query does not analyze, so it has no ArrNF program: ${firstLine(e)}", e)
     }
-    Arrnf.ofDataset(df, name, withSql)
+    // Planned first: a query Spark fails while planning (ANSI `1/0` it folds) is said as such.
+    try df.queryExecution.executedPlan catch {
+      case NonFatal(e) => throw new IllegalArgumentException(
+        s"$fn: the query failed while Spark planned it, before it ran, so it has no ArrNF program: ${firstLine(e)}", e)
+    }
+    try Arrnf.ofDataset(df, name, withSql) catch {
+      case NonFatal(e) => throw new IllegalStateException(s"$fn: could not normalize the plan: ${firstLine(e)}", e)
+    }
   }
 
   private def firstLine(e: Throwable): String =
