@@ -31,10 +31,7 @@ class ArrnfExplainProvider extends ExtendedExplainGenerator {
    *  description (asked only when `spark.arrnf.explain.sqlUi` is off). */
   private[arrnf] def describe(plan: SparkPlan, recorded: => Boolean): String = {
     val enabled = ArrnfConf.enabled(plan.conf)
-    // The provider can be set without the extension (spark.sql.extensions missing or misspelled):
-    // then no rule ran, whatever the switch says. Its SQL functions tell whether it was loaded.
-    val loaded = scala.util.Try(plan.session.sessionState.functionRegistry.listFunction()
-      .exists(_.funcName == "arrnf_text")).getOrElse(true)
+    val loaded = ArrnfExplainProvider.rulesLoaded(plan)
     val version = s"pyspark-arrnf ${BuildInfo.version} (built for Spark ${BuildInfo.sparkVersion}); " + (
       if (!loaded) "rules not loaded (spark.sql.extensions does not name arrnf.ArrnfExtension): no rewrite ran"
       else if (enabled) "rewrites on"
@@ -51,6 +48,19 @@ object ArrnfExplainProvider {
   final case class Built(of: LogicalPlan, text: String)
   /** Where the built section is kept: on the optimized logical plan it was built from. */
   val SectionTag: TreeNodeTag[Built] = TreeNodeTag[Built]("arrnf.explainSection")
+
+  // Per session, whether the extension was loaded (a session's extensions never change): asked for
+  // every executed query's recorded description.
+  private val loaded = java.util.Collections.synchronizedMap(
+    new java.util.WeakHashMap[org.apache.spark.sql.SparkSession, java.lang.Boolean]())
+
+  /** Whether `plan`'s session loaded the extension: the provider can be set without it
+   *  (`spark.sql.extensions` missing or misspelled), and then no rule ran, whatever the switch says.
+   *  Its SQL functions tell. */
+  private[arrnf] def rulesLoaded(plan: SparkPlan): Boolean = Option(plan.session).forall { session =>
+    loaded.computeIfAbsent(session, _ => java.lang.Boolean.valueOf(scala.util.Try(
+      session.sessionState.functionRegistry.listFunction().exists(_.funcName == "arrnf_text")).getOrElse(true))).booleanValue
+  }
 
   /** Why the factorization fired and the ArrNF program, built once per optimized logical plan. */
   private[arrnf] def section(plan: SparkPlan): String = {
