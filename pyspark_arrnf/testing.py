@@ -129,6 +129,9 @@ def assert_same_both_ways(spark, query, ordered: bool = False, precision: float 
             f"different errors: {sorted(error_classes(on.error))} with the extension, "
             f"{sorted(error_classes(off.error))} without.\nquery: {query}")
         return on, off
+    # (compared by position below: the names are compared here)
+    assert on.schema.names == off.schema.names, (
+        f"different column names: {on.schema.names} with the extension, {off.schema.names} without.\nquery: {query}")
     left, right = (_comparable(spark.createDataFrame(s.rows, s.schema)) for s in (on, off))
     try:
         assert_approx_df_equality(

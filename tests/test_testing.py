@@ -60,6 +60,12 @@ def test_a_difference_is_an_assertion_that_says_which_side_is_which(spark):
         assert_same_both_ways(spark, differs)
     assert "\x1b[" not in str(e.value)
 
+    def renamed():
+        return spark.sql("select 1 as x" if spark.conf.get("spark.arrnf.enabled") == "true" else "select 1 as y")
+
+    with pytest.raises(AssertionError, match=r"different column names: \['x'\] with the extension, \['y'\] without"):
+        assert_same_both_ways(spark, renamed)
+
     def fails_off():
         on = spark.conf.get("spark.arrnf.enabled") == "true"
         return spark.sql("select 1 as x" if on else "select * from testing_no_such_table")
