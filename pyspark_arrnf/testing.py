@@ -160,9 +160,9 @@ def _said(e: Exception | None) -> str:
 def _comparable(df):
     """``df`` with columns chispa can sort and name: by position (repeated names, names with dots),
     a MAP as its entries sorted by key (a map has no order Spark can sort by)."""
-    from pyspark.sql import functions as F
     from pyspark.sql.types import MapType
 
+    # (SQL text: pyspark.sql.functions makes classic columns, which a Spark Connect DataFrame refuses)
     named = df.toDF(*[f"c{i}" for i in range(len(df.columns))])
-    return named.select(*[F.array_sort(F.map_entries(F.col(f.name))).alias(f.name) if isinstance(f.dataType, MapType)
-                          else F.col(f.name) for f in named.schema.fields])
+    return named.selectExpr(*[f"array_sort(map_entries({f.name})) AS {f.name}" if isinstance(f.dataType, MapType)
+                              else f.name for f in named.schema.fields])
