@@ -506,7 +506,8 @@ class Program(_Json):
 
     def cost_frame(self):
         """:meth:`cost` as a pandas DataFrame. Rows, bytes and the measured counts are whole numbers,
-        some unknown: pandas' nullable integers (``Int64``, ``<NA>`` where unknown), not floats."""
+        some unknown: pandas' nullable integers (``Int64``, ``<NA>`` where unknown), not floats; the
+        measured/estimated ratio a nullable ``Float64`` (not None in some rows and NaN in others)."""
         import pandas as pd
 
         measured = self.measurement is not None
@@ -514,7 +515,7 @@ class Program(_Json):
                                                    "values", "rows", "bytes", "source", "sharing", "why"] +
                              (list(_MEASURED_COLUMNS) if measured else []))
         counts = ["rows", "bytes"] + ([c for c in _MEASURED_COLUMNS if c != "ratio"] if measured else [])
-        return frame.astype({c: "Int64" for c in counts})
+        return frame.astype({c: "Int64" for c in counts} | ({"ratio": "Float64"} if measured else {}))
 
 
 def _measured_row(b: Block) -> dict:

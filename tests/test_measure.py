@@ -331,6 +331,8 @@ def test_measured_cost_frame_counts_are_integers(spark):
     for c in ("rows", "bytes", "measured_rows", "measured_bytes", "peak_memory", "spill", "shuffle_bytes"):
         assert str(frame[c].dtype) == "Int64", c
     assert frame["rows"].isna().any() and frame["measured_rows"].notna().any()
+    # the ratio: a nullable float, unknown where the estimate is (it was object: None here, NaN there)
+    assert str(frame["ratio"].dtype) == "Float64" and frame["ratio"].isna().any()
     assert [None if v is pd.NA else v for v in frame["measured_rows"]] == [
         b.measured.rows if b.measured else None for b in p.blocks]
 
