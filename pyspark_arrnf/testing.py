@@ -52,7 +52,7 @@ def run_side(spark, query, enabled: bool) -> Side:
             return Side(None, None, None, e)
 
 
-def _check_query(spark, query, ordered, precision) -> None:
+def _check_arguments(spark, query, ordered, precision) -> None:
     """One clear message for arguments that are not what :func:`assert_same_both_ways` compares."""
     from pyspark.sql import DataFrame
 
@@ -119,7 +119,7 @@ def assert_same_both_ways(spark, query, ordered: bool = False, precision: float 
     off)`` :class:`Side` objects for further checks."""
     from chispa import assert_approx_df_equality
 
-    _check_query(spark, query, ordered, precision)
+    _check_arguments(spark, query, ordered, precision)
     on, off = run_side(spark, query, True), run_side(spark, query, False)
     if on.error or off.error:
         assert on.error is not None and off.error is not None, (

@@ -113,8 +113,8 @@ private[rules] object JoinGraph {
       Some(s"its join is a ${j.joinType.sql.toLowerCase(java.util.Locale.ROOT)} join (the law is for inner joins)")
     case Filter(_, child) => whyNot(child)
     case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => whyNot(child)
-    case Project(_, child) if whyNot(child).isDefined || of(child).isDefined =>
-      Some("it groups by or aggregates values computed between it and its joins, which are not moved")
+    case Project(_, child) => whyNot(child).orElse(of(child).map(_ =>
+      "it groups by or aggregates values computed between it and its joins, which are not moved"))
     case _ => None
   }
 
