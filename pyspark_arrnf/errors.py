@@ -48,11 +48,16 @@ def _is_spark_error(e: BaseException) -> bool:
     return isinstance(e, (PySparkException, Py4JError))
 
 
+def _is_session(x) -> bool:
+    """Whether ``x`` is a SparkSession, classic or Spark Connect (which share no base class)."""
+    return hasattr(x, "sql") and hasattr(x, "conf")
+
+
 def _check_call(df_or_sql, spark, name, function: str) -> None:
     """One clear message for the other arguments of ``arrnf()`` and ``measure()``: ``spark`` a
     session (not the query's name given in its place), ``name`` text, and the session not stopped
     (a stopped one gave a program without Spark's realization, or Spark's INTERNAL_ERROR)."""
-    if spark is not None and not (hasattr(spark, "sql") and hasattr(spark, "conf")):
+    if spark is not None and not _is_session(spark):
         raise TypeError(f"{function} takes spark=<a SparkSession>, not {type(spark).__name__}")
     if not isinstance(name, str) or not name:
         raise TypeError(f"{function} takes name=<the result block's name, non-empty text>, not {name!r}")

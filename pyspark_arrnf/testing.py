@@ -15,8 +15,9 @@ import re
 
 from dataclasses import dataclass
 
+from ._jvm import error_text
 from .compare import arrnf_enabled, optimized_plan
-from .errors import _is_spark_error, first_line
+from .errors import _is_session, _is_spark_error
 from .session import ENABLED
 
 
@@ -56,7 +57,7 @@ def _check_arguments(spark, query, ordered, precision) -> None:
     """One clear message for arguments that are not what :func:`assert_same_both_ways` compares."""
     from pyspark.sql import DataFrame
 
-    if not (hasattr(spark, "sql") and hasattr(spark, "conf")):  # a classic or a Spark Connect session
+    if not _is_session(spark):
         raise TypeError(f"assert_same_both_ways() takes the SparkSession first, not {type(spark).__name__}")
     if isinstance(query, DataFrame):
         raise TypeError("assert_same_both_ways() takes SQL text or a function returning a DataFrame, not a "
@@ -151,10 +152,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _said(e: Exception | None) -> str:
-    """An error as one line: its class, Spark's condition where it has one, and its first line."""
-    if e is None:
-        return "no error"
-    return f"{type(e).__name__}: {first_line(e)}"
+    """An error as one line, as a measured report says it (class and first line), or "no error"."""
+    return "no error" if e is None else error_text(e)
 
 
 def _comparable(df):
