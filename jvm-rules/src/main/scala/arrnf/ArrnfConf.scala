@@ -62,6 +62,19 @@ object ArrnfConf extends Logging {
   /** The rule (or `Normalizer`) that fault injection makes throw, or "". */
   def failRule(conf: SQLConf = SQLConf.get): String = ArrnfSqlConf.failRule(conf)
 
+  /** Warns, once per key in this JVM, of a `spark.arrnf.*` key set in `conf` that is none of the
+   *  extension's settings: a misspelled switch is otherwise ignored without a word (the rule it
+   *  meant to turn off keeps firing). Asked once per planned query. */
+  def warnUnknownSettings(conf: SQLConf = SQLConf.get): Unit =
+    ArrnfSqlConf.unknownKeys(conf).foreach { key =>
+      if (warnedKeys.add(key)) {
+        val meant = ArrnfSqlConf.nearestKey(key).fold("")(k => s"; did you mean $k?")
+        logWarning(s"pyspark-arrnf: $key is not a setting of pyspark-arrnf and is ignored$meant " +
+          "(SET -v lists its settings, under spark.arrnf.)")
+      }
+    }
+  private val warnedKeys = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
+
   /** A switch read so that a bad value never fails a query: it reads as off, with one warning per
    *  value. (`SET` checks a value once the extension has registered its settings; one given before,
    *  e.g. in spark-defaults.conf, is only seen here.) */

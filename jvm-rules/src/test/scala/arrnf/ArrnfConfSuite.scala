@@ -44,3 +44,49 @@ class ArrnfConfSuite extends ArrnfSparkSuite {
     assert(!ArrnfConf.ruleEnabled("NoSuchRule", conf))
   }
 }
+
+/** A misspelled setting would be ignored without a word: the next planned query warns of it, once. */
+class ArrnfUnknownSettingsSuite extends ArrnfSparkSuite {
+  import org.apache.logging.log4j.LogManager
+  import org.apache.logging.log4j.core.{appender, layout}
+
+  /** What is logged while `body` runs (on the root logger, as Spark's own suites capture logs). */
+  private def warnings(body: => Unit): String = {
+    val out = new java.io.StringWriter
+    val sink = appender.WriterAppender.createAppender(layout.PatternLayout.newBuilder().withPattern("%m%n").build(),
+      null, out, "arrnf-settings-test", false, true)
+    sink.start()
+    val root = LogManager.getRootLogger.asInstanceOf[org.apache.logging.log4j.core.Logger]
+    root.addAppender(sink)
+    try body finally { root.removeAppender(sink); sink.stop() }
+    out.toString
+  }
+
+  private def plan(): Unit = spark.range(10).join(spark.range(5), "id").groupBy("id").count().queryExecution.optimizedPlan
+
+  test("a spark.arrnf.* key that is no setting is warned of once, with the setting it probably meant") {
+    val typo = "spark.arrnf.EagerAggregation.enable" // (".enabled")
+    val wrongCase = "spark.arrnf.explain.sqlUI"
+    try {
+      spark.conf.set(typo, "false")
+      spark.conf.set(wrongCase, "true")
+      val first = warnings(plan())
+      assert(first.contains(s"$typo is not a setting of pyspark-arrnf and is ignored; did you mean spark.arrnf.EagerAggregation.enabled?"), first)
+      assert(first.contains(s"$wrongCase is not a setting of pyspark-arrnf and is ignored; did you mean spark.arrnf.explain.sqlUi?"), first)
+      assert(!warnings(plan()).contains(typo), "warned again")
+    } finally Seq(typo, wrongCase).foreach(spark.conf.unset)
+  }
+
+  test("the extension's own settings, set, are not warned of") {
+    val keys = Seq(ArrnfConf.Enabled, ArrnfConf.ruleEnabledKey("EagerAggregation"), ArrnfConf.EagerMinReduction,
+      ArrnfConf.EagerOtherSide, ArrnfConf.FactorizeMinSaving, ArrnfConf.ExplainSqlUi, "spark.arrnf.statistics.maxFooterFiles")
+    try {
+      spark.conf.set(ArrnfConf.Enabled, "true"); spark.conf.set(ArrnfConf.ruleEnabledKey("EagerAggregation"), "true")
+      spark.conf.set(ArrnfConf.EagerMinReduction, "3"); spark.conf.set(ArrnfConf.EagerOtherSide, "cost")
+      spark.conf.set(ArrnfConf.FactorizeMinSaving, "0.1"); spark.conf.set(ArrnfConf.ExplainSqlUi, "false")
+      spark.conf.set("spark.arrnf.statistics.maxFooterFiles", "256")
+      val said = warnings(plan())
+      assert(!said.contains("is not a setting"), said)
+    } finally keys.foreach(spark.conf.unset)
+  }
+}

@@ -16,12 +16,16 @@ import org.apache.spark.sql.catalyst.rules.Rule
  *
  * The wrapper carries the inner rule's name, so `spark.sql.optimizer.excludedRules` and Spark's
  * rule-effectiveness metrics see `arrnf.rules.<Rule>`, not the wrapper.
+ *
+ * `checksSettings`: this wrapper (one rule run once per query) also warns of misspelled
+ * `spark.arrnf.*` keys ([[ArrnfConf.warnUnknownSettings]]).
  */
-final class GuardedRule(val inner: Rule[LogicalPlan]) extends Rule[LogicalPlan] with Logging {
+final class GuardedRule(val inner: Rule[LogicalPlan], checksSettings: Boolean = false) extends Rule[LogicalPlan] with Logging {
   override val ruleName: String = inner.ruleName
   private val simpleName = ruleName.substring(ruleName.lastIndexOf('.') + 1)
 
   override def apply(plan: LogicalPlan): LogicalPlan = {
+    if (checksSettings) ArrnfConf.warnUnknownSettings(conf)
     if (!ArrnfConf.ruleEnabled(simpleName, conf)) return plan
     try {
       if (ArrnfConf.failRule(conf) == simpleName) {

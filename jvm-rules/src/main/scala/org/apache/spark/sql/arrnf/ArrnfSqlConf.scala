@@ -137,6 +137,32 @@ object ArrnfSqlConf extends Logging {
     .stringConf
     .createWithDefault("")
 
+  /** Every key of pyspark-arrnf's settings. */
+  lazy val Keys: Set[String] =
+    (Seq(Enabled, FactorizeMinSaving, EagerMinReduction, EagerOtherSide, ExplainSqlUi, MaxFooterFiles, FailRule) ++
+      ruleSwitches.values).map(_.key).toSet
+
+  /** The keys under `spark.arrnf.` set in `conf` that are none of its settings (misspelled: nothing reads them). */
+  def unknownKeys(conf: SQLConf): Seq[String] = {
+    val settings = conf.settings // (Spark's synchronized map: iterated while holding its lock)
+    settings.synchronized {
+      val it = settings.keySet.iterator
+      var found = List.empty[String]
+      while (it.hasNext) {
+        val k = it.next()
+        if (k.startsWith("spark.arrnf.") && !Keys.contains(k)) found ::= k
+      }
+      found
+    }
+  }
+
+  /** The setting `key` was probably meant to be: one differing in case only, else the nearest
+   *  within three edits. */
+  def nearestKey(key: String): Option[String] = Keys.find(_.equalsIgnoreCase(key)).orElse {
+    val distance = org.apache.commons.text.similarity.LevenshteinDistance.getDefaultInstance
+    Keys.toSeq.map(k => k -> distance.apply(k, key).intValue).filter(_._2 <= 3).sortBy(_._2).headOption.map(_._1)
+  }
+
   def enabled(conf: SQLConf): Boolean = conf.getConf(Enabled)
 
   /** A rule's switch; a name without an entry (a rule added without one) reads its key as a boolean. */
