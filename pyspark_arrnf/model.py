@@ -279,6 +279,13 @@ class Operator(_Json):
         """Bytes of that state, where Spark measures them (an exchange's data size, a hash map's pages)."""
         return self._later("state_bytes")
 
+    @property
+    def ran_twice(self) -> bool:
+        """Whether Spark ran its stage twice in the query (first to sample a global sort's ranges, then
+        to write the shuffle): its rows, peak memory and spill are then one run's, half of what
+        ``metrics`` (Spark's own counts) says."""
+        return bool(self._later("ran_twice"))
+
 
 @dataclass
 class Measured(_Json):

@@ -353,3 +353,25 @@ def test_plot_draws_no_bar_for_an_unknown_size_and_its_title_fits(spark, tmp_pat
     canvas.draw()
     title = ax.title.get_window_extent(canvas.get_renderer())
     assert 0 <= title.x0 and title.x1 <= fig.bbox.width and title.y1 <= fig.bbox.height, (title, fig.bbox)
+
+
+@pytest.mark.parametrize("adaptive", [True, False])
+def test_a_stage_spark_runs_twice_for_a_global_sort_is_counted_once(spark, conf, adaptive):
+    """A global ORDER BY's range-partitioned shuffle first runs the stage below it to sample its
+    ranges, then again to write: Spark's metrics of that stage count both runs (a 7-group aggregate
+    reports 14 rows). The block's figures are one run's, and its line says so; Spark's own counts
+    stay in ``metrics``. With one partition Spark samples nothing: counted as they are."""
+    conf({"spark.sql.adaptive.enabled": adaptive, "spark.sql.shuffle.partitions": 4})
+    sql = "SELECT k % 7 AS g, sum(k) AS s FROM range(1000) t(k) GROUP BY 1"
+    for ordered in (sql + " ORDER BY s", sql):
+        p = measure(ordered, spark=spark, name="q")
+        reduce = next(b for b in p.blocks if b.head and b.head.kind == "Reduce")
+        state = p.measurement.operator(reduce.measured.state_operator)
+        assert state.what == "hash aggregate (final)" and reduce.measured.rows == 7, str(p)
+        twice = "ORDER BY" in ordered
+        assert state.ran_twice == twice and state.metrics["numOutputRows"] == (14 if twice else 7), state
+        assert ("first to sample the sort's ranges: one run's figures" in str(reduce)) == twice, str(reduce)
+    conf({"spark.sql.shuffle.partitions": 1})
+    p = measure(sql + " ORDER BY s", spark=spark, name="q")
+    state = p.measurement.operator(next(b for b in p.blocks if b.head and b.head.kind == "Reduce").measured.state_operator)
+    assert not state.ran_twice and state.metrics["numOutputRows"] == 7, state

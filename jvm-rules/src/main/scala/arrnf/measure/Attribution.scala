@@ -6,6 +6,8 @@ import scala.util.Try
 import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeRow}
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.physical.RangePartitioning
+import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.execution.{ColumnarToRowExec, InputAdapter, ProjectExec, ReusedSubqueryExec, SortExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
@@ -53,11 +55,50 @@ object Attribution {
       metrics: Map[String, Long],
       what: String = "",
       stateRows: Option[Long] = None,
-      stateBytes: Option[Long] = None)
+      stateBytes: Option[Long] = None,
+      ranTwice: Boolean = false)
 
-  /** SQL metrics of `p` by name (values never negative: an unset size metric reads as 0). */
-  def metricsOf(p: SparkPlan): Map[String, Long] =
+  /** SQL metrics of `p` by name, as Spark reports them (values never negative: an unset size metric reads as 0). */
+  def rawMetricsOf(p: SparkPlan): Map[String, Long] =
     Try(p.metrics.map { case (k, m) => k -> math.max(m.value, 0L) }).getOrElse(Map.empty)
+
+  /** SQL metrics of `p` for one run of it: those Spark counted over two runs ([[markRanTwice]]) halved. */
+  def metricsOf(p: SparkPlan): Map[String, Long] =
+    if (p.getTagValue(RanTwice).isEmpty) rawMetricsOf(p)
+    else Try(p.metrics.map { case (k, m) =>
+      k -> (if (PerRun(k) && m.metricType != "average") math.max(m.value, 0L) / 2 else math.max(m.value, 0L))
+    }).getOrElse(Map.empty)
+
+  /** On a node Spark ran twice in one query: its stage feeds a range-partitioned shuffle (a global
+   *  ORDER BY), whose partitioner first runs the stage to sample its ranges and then runs it again
+   *  to write the shuffle (RangePartitioner: every row of every partition is read for the sample).
+   *  Its rows, memory and spill are counted over both runs: a 7-group aggregate under ORDER BY
+   *  reports 14 rows and twice its peak memory. */
+  val RanTwice: TreeNodeTag[Unit] = TreeNodeTag[Unit]("arrnf.measure.ranTwice")
+  // The figures of an operator's work each run repeats (not the driver's, such as a shuffle read's partitions).
+  private val PerRun = Set("numOutputRows", "peakMemory", "spillSize", "buildDataSize")
+
+  /** Tags with [[RanTwice]] every node of a stage whose output a range-partitioned shuffle of more
+   *  than one partition samples (with one, Spark takes no sample): down to the stage's inputs
+   *  (exchanges, query stages, a cached relation's scan, tagged itself), not into subqueries (run once). */
+  def markRanTwice(plan: SparkPlan): Unit = {
+    def go(p: SparkPlan, twice: Boolean): Unit = p match {
+      case a: AdaptiveSparkPlanExec => go(a.executedPlan, twice)
+      case q: QueryStageExec => go(q.plan, twice = false)
+      case _: ReusedExchangeExec | _: ReusedSubqueryExec =>
+      case x: ShuffleExchangeLike => x.children.foreach(go(_, twice = x.outputPartitioning match {
+        case r: RangePartitioning => r.numPartitions > 1
+        case _ => false
+      }))
+      case x: BroadcastExchangeLike => x.children.foreach(go(_, twice = false))
+      case i: InMemoryTableScanExec => if (twice) i.setTagValue(RanTwice, ())
+      case _ =>
+        if (twice && !p.isInstanceOf[AQEShuffleReadExec]) p.setTagValue(RanTwice, ())
+        p.children.foreach(go(_, twice))
+        p.subqueries.foreach(go(_, twice = false))
+    }
+    go(plan, twice = false)
+  }
 
   /** Rows `p` produces, read through the nodes that keep their input's rows (code generation
    *  wrappers, query stages, AQE's shuffle reads, reused exchanges, projections). */
@@ -179,6 +220,7 @@ object Attribution {
         reason: String): Int = {
       val m = metricsOf(p)
       val rows = m.get("numOutputRows").orElse(m.get("shuffleRecordsWritten"))
+      val twice = p.getTagValue(RanTwice).isDefined
       val peak = if (shared) 0L else p match {
         case _: BroadcastExchangeLike => m.getOrElse("dataSize", 0L)
         case _ => m.getOrElse("peakMemory", 0L) + m.getOrElse("buildDataSize", 0L)
@@ -187,8 +229,8 @@ object Attribution {
       val shuffle = if (shared) 0L else m.getOrElse("shuffleBytesWritten", 0L)
       val (stateRows, stateBytes) = Try(stateOf(p, m)).getOrElse((None, None))
       val id = ops.size
-      ops += Op(id, p.nodeName, kind, block, shared, None, reason, rows, peak, spill, shuffle, m, Realization.what(p, parent),
-        stateRows, stateBytes)
+      ops += Op(id, p.nodeName, kind, block, shared, None, reason, rows, peak, spill, shuffle, rawMetricsOf(p), Realization.what(p, parent),
+        stateRows, stateBytes, twice)
       idOf.put(p, id)
       id
     }
@@ -263,6 +305,7 @@ object Attribution {
 
   /** The stateful operators of `physical`, attributed to the blocks of `n` (the normalized plan's index). */
   def operators(physical: SparkPlan, n: BlockIndex): Seq[Op] = {
+    markRanTwice(physical)
     val w = new Walker(n)
     w.visit(physical, None, "the query's root")
     w.finish()

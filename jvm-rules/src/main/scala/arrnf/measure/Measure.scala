@@ -39,6 +39,7 @@ object Measure {
     "rows" -> o.rows.map(JLong(_)).getOrElse(JNull), "peak_memory" -> JLong(o.peakMemory),
     "spill" -> JLong(o.spill), "shuffle_bytes" -> JLong(o.shuffleBytes), "what" -> JString(o.what),
     "state_rows" -> o.stateRows.map(JLong(_)).getOrElse(JNull), "state_bytes" -> o.stateBytes.map(JLong(_)).getOrElse(JNull),
+    "ran_twice" -> JBool(o.ranTwice),
     "metrics" -> JObject(o.metrics.toList.sortBy(_._1).map { case (k, v) => k -> JLong(v) }))
 
   /** A block's measured figures. `rows` and `bytes` are those of the state it holds: the figures of
@@ -73,7 +74,9 @@ object Measure {
       val ids = if (own.isEmpty) "none" else own.map(_.id).mkString(", ")
       val alsoShared = if (shared.isEmpty) "" else "; shared " + shared.map(_.id).mkString(", ")
       val of = main.map(o => s"; state of ${o.id} ${o.what}").getOrElse("")
-      "measured: " + parts.mkString("  ") + s" (operators $ids$alsoShared$of)"
+      val twice = if (own.exists(_.ranTwice)) "; Spark ran the stage of " + own.filter(_.ranTwice).map(_.id).mkString(", ") +
+        " twice, first to sample the sort's ranges: one run's figures" else ""
+      "measured: " + parts.mkString("  ") + s" (operators $ids$alsoShared$of$twice)"
     }
   }
 
