@@ -465,11 +465,34 @@ class Program(_Json):
         """How many blocks Spark builds state for (None: no physical plan asked for)."""
         return self._later("built_blocks")
 
+    @property
+    def outside_blocks(self) -> Optional[int]:
+        """Of the stateful operators Spark builds, how many are in no block: a finishing ORDER BY's
+        sort and its shuffle, any not attributed (``measure()`` lists them). None: no physical plan."""
+        if self.realized is None:
+            return None
+        return self.realized - sum(sum(1 for x in (b.realization or []) if not x["shared"]) for b in self.blocks)
+
+    def totals(self) -> str:
+        """The program's totals as its text's first line gives them: what Spark builds first, the
+        differential model's count beside it.
+
+        >>> from pyspark_arrnf.examples import EXAMPLE_JSON
+        >>> Program.from_json(EXAMPLE_JSON).totals()
+        '2 blocks, Spark builds 2 stateful operators in 1 blocks (differential model: 1 arrangements), 0 opaque'
+        """
+        if self.realized is None:
+            built = f"{self.arrangements} arrangements (differential model)"
+        else:
+            outside = self.outside_blocks
+            placed = (f": {self.realized - outside} in {self.built_blocks} blocks, {outside} outside any block"
+                      if outside else f" in {self.built_blocks} blocks")
+            built = (f"Spark builds {self.realized} stateful operators{placed} "
+                     f"(differential model: {self.arrangements} arrangements)")
+        return f"{len(self.blocks)} blocks, {built}, {self.opaque} opaque"
+
     def __repr__(self) -> str:
-        built = (f"Spark builds {self.realized} stateful operators in {self.built_blocks} blocks (differential "
-                 f"model: {self.arrangements} arrangements)" if self.realized is not None else
-                 f"{self.arrangements} arrangements (differential model)")
-        return f"<ArrNF program {self.name!r}: {len(self.blocks)} blocks, {built}, {self.opaque} opaque>"
+        return f"<ArrNF program {self.name!r}: {self.totals()}>"
 
     # -- JSON
     def _known(self) -> dict:  # the JVM's order, which is not the fields'

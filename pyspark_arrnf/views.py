@@ -139,16 +139,10 @@ def to_html(p: Program) -> str:
         "block", "head", "spark", "arrangements", "rule", "keys", "rows", "bytes", "source", "sharing", "why") +
         (_MEASURED_HEADERS if p.measurement is not None else ())) +
         "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
-    return (f"<div class=\"arrnf\"><p><b>ArrNF {e(p.name)}</b>: {e(_totals(p))}</p>{table}"
+    return (f"<div class=\"arrnf\"><p><b>ArrNF {e(p.name)}</b>: {e(p.totals())}</p>{table}"
             f"<pre>{e(str(p))}</pre></div>")
 
 
-def _totals(p: Program) -> str:
-    """The program's totals: what Spark builds first, the differential model's count beside it."""
-    built = (f"Spark builds {p.realized} stateful operators in {p.built_blocks} blocks (differential model: "
-             f"{p.arrangements} arrangements)" if p.realized is not None else
-             f"{p.arrangements} arrangements (differential model)")
-    return f"{len(p.blocks)} blocks, {built}, {p.opaque} opaque"
 
 
 _MEASURED_HEADERS = ("measured rows", "measured bytes", "peak memory", "spill", "shuffle", "measured/estimated")

@@ -433,3 +433,24 @@ def test_cost_frame_counts_are_integers_unknown_where_unknown(spark):
     assert [None if v is pd.NA else v for v in frame["rows"]] == [b.cost.rows for b in p.blocks]
     assert [None if v is pd.NA else v for v in frame["bytes"]] == [b.cost.bytes for b in p.blocks]
     assert frame["rows"].isna().any() and frame["rows"].notna().any()
+
+
+def test_the_header_counts_a_finishing_sorts_operators_outside_the_blocks(spark):
+    """A global ORDER BY's sort and its range shuffle are in no block (finishing, not an
+    arrangement): the header says so, so that its total is the blocks' operators plus those; the
+    text (JVM), the notebook table and ``repr`` (Python) agree."""
+    from pyspark_arrnf.measure import measure
+
+    sql = "SELECT k % 7 AS g, sum(k) AS s FROM range(1000) t(k) GROUP BY 1"
+    for text, outside in ((sql + " ORDER BY s", 2), (sql, 0)):
+        for p in (arrnf(text, spark), measure(text, spark=spark)):
+            in_blocks = sum(1 for b in p.blocks for x in (b.realization or []) if not x["shared"])
+            assert p.outside_blocks == outside and p.realized == in_blocks + outside, str(p)
+            totals = p.totals()
+            assert str(p).splitlines()[0] == f"-- ArrNF {p.name}: {totals}"
+            assert totals in p._repr_html_() and totals in repr(p)
+            if outside:
+                assert (f"Spark builds {p.realized} stateful operators: {in_blocks} in {p.built_blocks} blocks, "
+                        f"{outside} outside any block (") in totals, totals
+            else:
+                assert f"Spark builds {p.realized} stateful operators in {p.built_blocks} blocks (" in totals, totals

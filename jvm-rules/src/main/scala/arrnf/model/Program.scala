@@ -212,6 +212,9 @@ final case class ArrnfProgram(
   def arrangements: Int = blocks.map(_.cost.arrangements).sum
   /** Blocks for which Spark builds state of its own (None: no physical plan asked for). */
   def builtBlocks: Option[Int] = realized.map(_ => blocks.count(_.realization.exists(_.exists(!_.shared))))
+  /** Of the stateful operators Spark builds, those in no block (a finishing ORDER BY's sort and its
+   *  shuffle; any it could not attribute: `measure()` lists them). */
+  def outsideBlocks: Option[Int] = realized.map(_ - blocks.map(_.realization.getOrElse(Nil).count(!_.shared)).sum)
   def block(name: String): Block = blocks.find(_.name == name).getOrElse(
     throw new NoSuchElementException(s"no block $name in ${blocks.map(_.name).mkString(", ")}"))
 }

@@ -27,8 +27,13 @@ object TextFormat {
     // What Spark builds is the total a user pays for; the seed's differential count stays beside it.
     p.realized match {
       case Some(n) =>
-        sb.append("Spark builds ").append(n).append(" stateful operators in ").append(p.builtBlocks.getOrElse(0))
-          .append(" blocks (differential model: ").append(p.arrangements).append(" arrangements), ")
+        sb.append("Spark builds ").append(n).append(" stateful operators")
+        // (those of a finishing ORDER BY are in no block: said, so that the blocks' lists add up)
+        val outside = p.outsideBlocks.getOrElse(0)
+        if (outside > 0) sb.append(": ").append(n - outside).append(" in ").append(p.builtBlocks.getOrElse(0))
+          .append(" blocks, ").append(outside).append(" outside any block")
+        else sb.append(" in ").append(p.builtBlocks.getOrElse(0)).append(" blocks")
+        sb.append(" (differential model: ").append(p.arrangements).append(" arrangements), ")
       case None => sb.append(p.arrangements).append(" arrangements (differential model), ")
     }
     sb.append(p.opaque).append(" opaque")
