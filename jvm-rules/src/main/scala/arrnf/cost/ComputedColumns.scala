@@ -1,9 +1,9 @@
 package arrnf.cost
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeMap, AttributeSet, DayOfMonth, DayOfWeek, DayOfYear, Expression, GetDateField, Literal, Month, NamedExpression, Quarter, SubqueryExpression, WeekDay, Year}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeMap, AttributeSet, DayOfMonth, DayOfWeek, DayOfYear, Expression, GetDateField, Literal, Month, NamedExpression, Pmod, Quarter, Remainder, SubqueryExpression, WeekDay, Year}
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Expand, Statistics}
-import org.apache.spark.sql.types.DateType
+import org.apache.spark.sql.types.{ByteType, DataType, DateType, IntegerType, LongType, ShortType}
 
 /**
  * Statistics of the columns Spark's estimation drops: a ROLLUP's, a projection's or an aggregate's
@@ -49,6 +49,7 @@ private[cost] trait ComputedColumns {
    * {{{
    *   year(d_date) over dates 1900-01-02 .. 2100-01-01 (73,049 values): 201 values
    *   ss_quantity - coalesce(sr_return_quantity, 0): min(100 * 101, rows) values
+   *   id % 7 (id ≥ 0): 7 values; k % 7: 13; pmod(k, 7): 7
    * }}}
    */
   def derivedColumns(list: Seq[NamedExpression], in: Statistics): Seq[(Attribute, ColumnStat)] = list.flatMap {
@@ -75,6 +76,15 @@ private[cost] trait ComputedColumns {
               lo <- s.min.collect { case d: Int => d }
               hi <- s.max.collect { case d: Int => d }
             } yield span(hi - lo + 1, java.time.LocalDate.ofEpochDay(lo), java.time.LocalDate.ofEpochDay(hi))
+          // A remainder by a constant: no more values than the divisor's (both signs where the dividend may be negative).
+          case Remainder(x, Literal(d, t), _) if integral(t) && integral(x.dataType) && d != null =>
+            val m = BigInt(d.toString).abs
+            val nonNegative = x match {
+              case a: Attribute => in.attributeStats.get(a).flatMap(_.min).exists(v => BigInt(v.toString) >= 0)
+              case _ => false
+            }
+            Option.when(m > 0)(if (nonNegative) m else m * 2 - 1)
+          case Pmod(x, Literal(d, t), _) if integral(t) && integral(x.dataType) && d != null && BigInt(d.toString) != 0 => Some(BigInt(d.toString).abs)
           case _ => None
         }
         val distinct = byRange.getOrElse(combinations).min(combinations).min(in.rowCount.getOrElse(combinations)).max(1)
@@ -82,6 +92,11 @@ private[cost] trait ComputedColumns {
           nullCount = Some(if (!e.nullable) BigInt(0) else stats.map(_.nullCount.get).sum.min(in.rowCount.getOrElse(BigInt(Long.MaxValue))))))
       }
     case _ => None
+  }
+
+  private def integral(t: DataType): Boolean = t match {
+    case ByteType | ShortType | IntegerType | LongType => true
+    case _ => false
   }
 
   /**

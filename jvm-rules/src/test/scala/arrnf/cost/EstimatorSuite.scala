@@ -65,8 +65,17 @@ class EstimatorSuite extends ArrnfSparkSuite {
 
   test("a projection keeps its input's label; an aggregate estimated at its input's rows (a bound) is an estimate, not exact") {
     assert(estimateOf("SELECT id * 2 AS x FROM range(10)").source == "exact")
-    val grouped = estimateOf("SELECT id % 3 AS k, count(*) AS n FROM range(10) GROUP BY 1") // 3 groups, at most 10
+    val grouped = estimateOf("SELECT id DIV 3 AS k, count(*) AS n FROM range(10) GROUP BY 1") // 4 groups, at most 10
     assert(grouped.rows.contains(BigInt(10)) && grouped.source == "estimate: exact", grouped)
+  }
+
+  test("a remainder by a constant takes no more values than the divisor's (both signs where the dividend may be negative)") {
+    def groups(key: String) = estimateOf(s"SELECT $key AS k, count(*) AS n FROM range(1000) GROUP BY 1").rows
+    assert(groups("id % 7").contains(BigInt(7)))   // id ≥ 0: 0..6 (the input's rows, 1000, before)
+    assert(groups("(id - 500) % 7").contains(BigInt(13))) // -6..6
+    assert(groups("pmod(id - 500, -7)").contains(BigInt(7)))
+    assert(groups("id % 5000").contains(BigInt(1000)), "never more than the rows")
+    assert(groups("id % 0").contains(BigInt(1000)), "no bound from a zero divisor (NULL, or an error under ANSI)")
   }
 
   test("a scan's rows are exact from its Parquet footers, without reading data") {
