@@ -466,6 +466,8 @@ def cmd_analyze(args) -> int:
             raise e.cause from None
         return _failed_planning(e.cause)
     print(p.to_json(indent=2) if args.json else p)
+    if p.rules and not args.json:  # (in the JSON: its "rules")
+        print("== Why the rules fired, or declined ==\n" + "\n".join(p.rules))
     sys.stdout.flush()
     if args.plot:
         plot(p, args.plot)

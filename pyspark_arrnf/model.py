@@ -466,6 +466,12 @@ class Program(_Json):
         return self._later("built_blocks")
 
     @property
+    def rules(self) -> list[str]:
+        """Why the extension's rules fired, or EagerAggregation declined, in the optimized plan: a
+        line each, as ``df.explain()``'s section prints them above the program (``[]``: none said)."""
+        return list(self._later("rules") or [])
+
+    @property
     def outside_blocks(self) -> Optional[int]:
         """Of the stateful operators Spark builds, how many are in no block: a finishing ORDER BY's
         sort and its shuffle, any not attributed (``measure()`` lists them). None: no physical plan."""

@@ -139,7 +139,8 @@ def to_html(p: Program) -> str:
         "block", "head", "spark", "arrangements", "rule", "keys", "rows", "bytes", "source", "sharing", "why") +
         (_MEASURED_HEADERS if p.measurement is not None else ())) +
         "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
-    return (f"<div class=\"arrnf\"><p><b>ArrNF {e(p.name)}</b>: {e(p.totals())}</p>{table}"
+    rules = ("<ul>" + "".join(f"<li>{e(r)}</li>" for r in p.rules) + "</ul>") if p.rules else ""
+    return (f"<div class=\"arrnf\"><p><b>ArrNF {e(p.name)}</b>: {e(p.totals())}</p>{rules}{table}"
             f"<pre>{e(str(p))}</pre></div>")
 
 

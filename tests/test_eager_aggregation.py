@@ -203,7 +203,7 @@ def sized_tables(spark, tmp_path_factory):
     spark.range(20000).selectExpr("id AS ck", "concat('c', id) AS name").write.parquet(str(root / "customers"))
     spark.read.parquet(str(root / "sales")).createOrReplaceTempView("sized_sales")
     spark.read.parquet(str(root / "customers")).createOrReplaceTempView("sized_customers")
-    yield
+    yield root
     pa.forget_statistics(spark)
 
 
@@ -237,6 +237,33 @@ def test_with_statistics_it_fires_where_the_reduction_pays(spark, sized_tables, 
     on, off = reduces(True), reduces(False)
     assert len(on) == len(off) + 1, (on, off)
     assert any("{ck}" in str(b.head.keys) for b in on), [b.head.keys for b in on]
+
+
+def test_the_program_carries_why_the_rule_fired_or_declined(spark, sized_tables, conf, tmp_path, capsys):
+    """``arrnf(df).rules``, the notebook view and ``arrnf analyze`` say what the explain section says
+    above the program: why EagerAggregation fired or declined."""
+    import html
+
+    from pyspark_arrnf import cli
+
+    pa.statistics(spark, ["sized_sales", "sized_customers"])
+    conf(SHUFFLE)
+    for q, said in ((FEW_GROUPS, "EagerAggregation fired: pre-aggregating sales by [ck]: estimated rows 20000 → "),
+                    (NO_REDUCTION, "EagerAggregation declined: pre-aggregating sales by [uniq]: estimated rows 20000 → ")):
+        p = pa.arrnf(spark.sql(q))
+        assert len(p.rules) == 1 and p.rules[0].startswith(said), p.rules
+        assert p.rules == [line for line in _explain(spark, q).splitlines() if line.startswith("EagerAggregation ")]
+        assert html.escape(p.rules[0]) in p._repr_html_()
+        m = pa.measure(spark.sql(q))
+        assert m.rules == p.rules and pa.Program.from_json(m.to_json()).rules == p.rules
+    with arrnf_enabled(spark, False):
+        assert pa.arrnf(spark.sql(FEW_GROUPS)).rules == []
+    # the command line's measured report prints them after the program
+    (tmp_path / "q.sql").write_text(FEW_GROUPS.replace("sized_sales", "sales").replace("sized_customers", "customers"))
+    capsys.readouterr()
+    assert cli.main(["analyze", str(tmp_path / "q.sql"), "--tables", str(sized_tables), "--stats"]) == 0
+    out = capsys.readouterr().out
+    assert "== Why the rules fired, or declined ==\nEagerAggregation fired: pre-aggregating sales by [ck]" in out, out
 
 
 def test_with_statistics_it_declines_where_nothing_is_saved(spark, sized_tables, conf):

@@ -164,7 +164,8 @@ object Measure {
    */
   def json(df: Dataset[_], name: String, error: Option[String], resultRows: Option[Long]): String = {
     val qe = df.queryExecution
-    val (program, n) = Normalizer.build(qe.optimizedPlan, name)
+    val (built, n) = Normalizer.build(qe.optimizedPlan, name)
+    val program = built.copy(rules = arrnf.ArrnfExplainProvider.ruleReasons(qe.optimizedPlan))
     val physical = qe.executedPlan
     val isFinal = physical match {
       case a: AdaptiveSparkPlanExec => Some(Try(a.isFinalPlan).getOrElse(false))
@@ -193,7 +194,8 @@ object Measure {
     val exec = se.lastExecution
     if (exec == null) return JsonMethods.compact(JsonMethods.render(JObject("error" -> JString("no micro-batch has run yet"))))
     val progress = Option(q.lastProgress)
-    val (program, n) = Normalizer.build(exec.optimizedPlan, name)
+    val (built, n) = Normalizer.build(exec.optimizedPlan, name)
+    val program = built.copy(rules = arrnf.ArrnfExplainProvider.ruleReasons(exec.optimizedPlan))
     val w = new Walker(n)
     val writers = exec.executedPlan.collect { case s: StateStoreWriter => s }
     val states = progress.filter(_.batchId == exec.currentBatchId).map(_.stateOperators.toSeq)

@@ -199,7 +199,9 @@ final case class Block(
     realization: Option[Seq[Realized]] = None)
 
 /** `finishing`: root Sort / Limit / Offset / Project, shown but not arrangements. `realized`: how
- *  many stateful operators Spark's physical plan runs (shared ones not counted), where known. */
+ *  many stateful operators Spark's physical plan runs (shared ones not counted), where known.
+ *  `rules`: why the extension's rules fired, or EagerAggregation declined, in the optimized plan
+ *  (the lines the explain section prints above the program). */
 final case class ArrnfProgram(
     name: String,
     blocks: Seq[Block],
@@ -207,7 +209,8 @@ final case class ArrnfProgram(
     streaming: Boolean,
     opaque: Int,
     version: Int = Program.FormatVersion,
-    realized: Option[Int] = None) {
+    realized: Option[Int] = None,
+    rules: Seq[String] = Nil) {
   /** The seed's differential count (what Materialize would arrange). */
   def arrangements: Int = blocks.map(_.cost.arrangements).sum
   /** Blocks for which Spark builds state of its own (None: no physical plan asked for). */

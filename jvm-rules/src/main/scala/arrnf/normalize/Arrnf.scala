@@ -28,10 +28,13 @@ object Arrnf {
    * physical plan before it starts: no realization.
    */
   def ofDataset(df: Dataset[_], name: String, withSql: Boolean = true): ArrnfProgram =
-    if (df.isStreaming) Normalizer(optimized(df), name, withSql)
-    else {
-      val (p, index) = Normalizer.build(df.queryExecution.optimizedPlan, name, withSql)
-      realize(p, Try(df.queryExecution.executedPlan).toOption, index)
+    if (df.isStreaming) {
+      val plan = optimized(df)
+      Normalizer(plan, name, withSql).copy(rules = arrnf.ArrnfExplainProvider.ruleReasons(plan))
+    } else {
+      val plan = df.queryExecution.optimizedPlan
+      val (p, index) = Normalizer.build(plan, name, withSql)
+      realize(p.copy(rules = arrnf.ArrnfExplainProvider.ruleReasons(plan)), Try(df.queryExecution.executedPlan).toOption, index)
     }
 
   /** `p` with its realization in `physical`; `p` as it is when there is no plan or attributing fails.

@@ -82,6 +82,7 @@ object JsonFormat {
     "arrangements" -> JInt(p.arrangements),
     "realized" -> opt(p.realized)(JInt(_)),
     "built_blocks" -> opt(p.builtBlocks)(JInt(_)),
+    "rules" -> JArray(p.rules.map(JString(_)).toList),
     "blocks" -> JArray(p.blocks.map(b => block(b, measured(b))).toList),
     "finishing" -> JArray(p.finishing.map(unary).toList),
     "text" -> JString(TextFormat(p, measured, summary)))
