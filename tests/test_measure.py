@@ -370,7 +370,7 @@ def test_a_stage_spark_runs_twice_for_a_global_sort_is_counted_once(spark, conf,
         assert state.what == "hash aggregate (final)" and reduce.measured.rows == 7, str(p)
         twice = "ORDER BY" in ordered
         assert state.ran_twice == twice and state.metrics["numOutputRows"] == (14 if twice else 7), state
-        assert ("first to sample the sort's ranges: one run's figures" in str(reduce)) == twice, str(reduce)
+        assert ("first to sample the ranges of the range shuffle it feeds: one run's figures" in str(reduce)) == twice, str(reduce)
     conf({"spark.sql.shuffle.partitions": 1})
     p = measure(sql + " ORDER BY s", spark=spark, name="q")
     state = p.measurement.operator(next(b for b in p.blocks if b.head and b.head.kind == "Reduce").measured.state_operator)

@@ -75,7 +75,7 @@ object Measure {
       val alsoShared = if (shared.isEmpty) "" else "; shared " + shared.map(_.id).mkString(", ")
       val of = main.map(o => s"; state of ${o.id} ${o.what}").getOrElse("")
       val twice = if (own.exists(_.ranTwice)) "; Spark ran the stage of " + own.filter(_.ranTwice).map(_.id).mkString(", ") +
-        " twice, first to sample the sort's ranges: one run's figures" else ""
+        " twice, first to sample the ranges of the range shuffle it feeds: one run's figures" else ""
       "measured: " + parts.mkString("  ") + s" (operators $ids$alsoShared$of$twice)"
     }
   }
