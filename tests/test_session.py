@@ -234,15 +234,28 @@ def test_a_bad_setting_given_at_session_start_leaves_the_session_working(tmp_pat
             print("SET ACCEPTED")
         except Exception as e:
             print("SET REFUSED", "spark.arrnf.enabled" in str(e))
+        # the rewrites on again: the rule reading the bad number is skipped, said once
+        spark.conf.set("spark.arrnf.enabled", "true")
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+        joined = "select a.k, count(*) from (select id, id % 3 k from range(10)) a join range(10) b on a.id = b.id group by a.k"
+        print("JOINED", spark.sql(joined).count(), spark.sql(joined).count())
+        print("FAILURES", pyspark_arrnf.rule_failures(spark).get("EagerAggregation"))
         spark.stop()
     """))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert "LOADED" in out.stdout and "ROWS 3" in out.stdout, out.stderr[-3000:]
     assert "KEPT maybe 200" in out.stdout and "SET REFUSED True" in out.stdout, out.stdout
-    assert "rows≈10 (estimate: exact)" in out.stdout and "CACHED 5" in out.stdout, out.stdout  # the estimator copies them too
+    assert "rows≈3 (estimate: exact)" in out.stdout and "CACHED 5" in out.stdout, out.stdout  # the estimator copies them too
     assert "spark.arrnf.enabled='maybe' is not a value it takes" in out.stderr
     assert "it reads as off" in out.stderr
     assert "rewrites off (spark.arrnf.enabled=maybe)" in out.stdout  # the value given, not "false"
+    # a rule's bad number: the rule is skipped, said once as the setting's fault with what to do
+    failures = int(out.stdout.split("FAILURES ")[1].split()[0])  # (each time the optimizer runs it)
+    assert "JOINED 3 3" in out.stdout and failures >= 2, out.stdout
+    skipped = ("pyspark-arrnf: rule arrnf.rules.EagerAggregation is skipped, the query keeps its plan: "
+               "spark.arrnf.EagerAggregation.minReduction='abc' is not a value it takes: it must be 0 or a finite "
+               "factor of 1 or more. SET it right, or unset it (spark.conf.unset) for the default 3.0")
+    assert out.stderr.count(skipped) == 1, out.stderr[-3000:]
 
 
 def test_the_wheel_carries_the_jar_and_the_query_texts(tmp_path):

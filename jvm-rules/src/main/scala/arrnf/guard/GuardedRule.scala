@@ -33,6 +33,13 @@ final class GuardedRule(val inner: Rule[LogicalPlan], checksSettings: Boolean = 
       }
       inner(plan)
     } catch {
+      // A bad value of one of its settings (given at session start, where SET's check does not run):
+      // said once per value, as the user's to mend; the rule is skipped while it stays.
+      case e: org.apache.spark.sql.arrnf.ArrnfSqlConf.BadSetting =>
+        ArrnfStatus.recordFailure(simpleName)
+        if (GuardedRule.badSettings.add(e.getMessage)) logWarning(s"pyspark-arrnf: rule $ruleName is skipped, the query keeps its " +
+          s"plan: ${e.getMessage}")
+        plan
       // A rule's recursion may overflow the stack on a very deep plan: the plan is kept as well.
       case e @ DeepStack.Contained() =>
         ArrnfStatus.recordFailure(simpleName)
@@ -41,4 +48,9 @@ final class GuardedRule(val inner: Rule[LogicalPlan], checksSettings: Boolean = 
         plan
     }
   }
+}
+
+object GuardedRule {
+  // Bad setting values already warned of in this JVM (each session's optimizer has its own wrappers).
+  private val badSettings = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
 }

@@ -184,7 +184,11 @@ object ArrnfSqlConf extends Logging {
   private def checked[T](conf: SQLConf, entry: ConfigEntry[T], takes: String): T =
     try conf.getConf(entry) catch {
       case e: IllegalArgumentException =>
-        throw new IllegalArgumentException(s"${entry.key} must be $takes, not '${conf.getConfString(entry.key, "")}'; " +
-          s"unset it for the default ${entry.defaultValueString}", e)
+        // (SQL RESET puts back the value the session started with: the bad one)
+        throw new BadSetting(s"${entry.key}='${conf.getConfString(entry.key, "")}' is not a value it takes: it must be " +
+          s"$takes. SET it right, or unset it (spark.conf.unset) for the default ${entry.defaultValueString}", e)
     }
+
+  /** A setting whose value the rule reading it cannot take: the user's to mend, not the rule's failure. */
+  final class BadSetting(message: String, cause: Throwable) extends IllegalArgumentException(message, cause)
 }

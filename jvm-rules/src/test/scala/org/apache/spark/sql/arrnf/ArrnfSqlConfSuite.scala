@@ -18,7 +18,7 @@ class ArrnfSqlConfSuite extends AnyFunSuite {
     assert(started.getConfString(ArrnfConf.Enabled) == "maybe", "the value is kept as given")
     assert(!ArrnfConf.enabled(started) && !ArrnfConf.ruleEnabled("FoldValueTerms", started))
     val number = intercept[IllegalArgumentException](ArrnfConf.eagerMinReduction(started))
-    assert(number.getMessage.contains(ArrnfConf.EagerMinReduction) && number.getMessage.contains("unset it for the default"))
+    assert(number.getMessage.contains(ArrnfConf.EagerMinReduction) && number.getMessage.contains("unset it (spark.conf.unset) for the default 3.0"))
     intercept[IllegalArgumentException](ArrnfConf.factorizeMinSaving(started))
     // Copies of those settings keep them: a cloned session's (a stream's, a cached plan's), the estimator's.
     assert(started.clone().getConfString(ArrnfConf.Enabled) == "maybe")
