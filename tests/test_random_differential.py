@@ -286,6 +286,9 @@ def random_tables(spark, tmp_path_factory):
         yield randomsql.create_tables(spark, str(tmp_path_factory.mktemp("randomsql")))
 
 
+# pytest's per-test timeout (pyproject: 900 s) is for one test; this one runs N queries each both
+# ways (about 1-2 s each on two cores): more queries get more time, or a long run is cut off midway.
+@pytest.mark.timeout(max(900, 4 * N))
 @settings(
     max_examples=N,
     deadline=None,
