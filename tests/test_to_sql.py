@@ -162,6 +162,29 @@ def test_rollup_shapes_round_trip_with_their_finishing_order(spark, name):
     assert [tuple(r) for r in spark.sql(text).collect()] == [tuple(r) for r in spark.sql(q).collect()]
 
 
+TOP_K = {
+    # column pruning puts a projection between the LIMIT and its ORDER BY: the order still decides
+    # which rows are kept (it was dropped as "a sort inside the query": any 10 rows, in SQL too)
+    "pruned": "select t.k, d.n from (select k, g from tk order by v desc limit 10) t "
+              "join (select id as g, id * 2 as n from range(50)) d on t.g = d.g",
+    "kept_then_pruned": "select t.k, d.n from (select k, g, v from tk order by v desc limit 10) t "
+                        "join (select id as g, id * 2 as n from range(50)) d on t.g = d.g",
+    "computed": "select t.k2, t.g from (select k + 1 as k2, g from tk order by v, k limit 7) t where t.g > 3",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TOP_K))
+def test_a_limit_keeps_the_order_under_a_projection(spark, name):
+    spark.sql("create or replace temp view tk as select id as k, id % 50 as g, (id * 7919) % 1000 as v from range(1000)")
+    q = TOP_K[name]
+    p = arrnf(q, spark)
+    top = [b for b in p.blocks if b.head is not None and b.head.kind == "TopK"]
+    assert len(top) == 1 and top[0].head.order and "a sort inside the query" not in str(p), str(p)
+    text = p.to_sql()
+    assert "ORDER BY" in text and "LIMIT" in text, text
+    assert _rows(spark.sql(text).collect()) == _rows(spark.sql(q).collect()), text
+
+
 def test_other_dialects_are_marked_best_effort(spark, tpch_db, use_db):
     use_db(tpch_db)
     p = arrnf(queries("tpch")["q3"], spark)

@@ -64,15 +64,20 @@ private[normalize] trait Heads { self: Normalizer =>
           text = Some(s"${w.rankLikeFunction.prettyName}()")))), w.child, toBody(w.child, ctx)))
     case _: GlobalLimit | _: LocalLimit | _: Offset | _: Tail if isHead(p) =>
       limitChain(p).map { case (limit, offset, tail, child) =>
-        val (order, input) = stripTransparent(child) match {
-          case s: Sort => (s.order.map(render(_, s.child.out, ctx)), s.child)
+        // The sort under the limit decides which rows are kept. Spark's column pruning puts a
+        // projection between them (`SELECT k FROM f ORDER BY v LIMIT 100`): the input is that
+        // projection over the sort's input, with the columns the order reads that it drops after
+        // the block's own (which come first: the block keeps those).
+        val (sortOrder, input) = stripTransparent(child) match {
+          case s: Sort => (s.order, s.child)
+          case Project(list, s: Sort) =>
+            val missing = s.order.flatMap(_.references).filterNot(a => list.exists(_.exprId == a.exprId)).distinctBy(_.exprId)
+            (s.order, if (missing.isEmpty) Project(list, s.child) else Project(list ++ missing, s.child))
           case other => (Nil, other)
         }
+        val order = sortOrder.map(render(_, input.out, ctx))
         val sortSql = if (tail) noSql(SqlForm.unsupported("Tail (the last rows) has no SQL form"))
-          else sqlPart(SqlPart("sort_limit", order = stripTransparent(child) match {
-            case s: Sort => s.order.map(sqlOf(_, s.child.output))
-            case _ => Nil
-          }))
+          else sqlPart(SqlPart("sort_limit", order = sortOrder.map(sqlOf(_, input.output))))
         (Head(HeadKind.TopK, Seq(Nil), order = order, limit = limit, offset = offset,
           mode = if (tail) Some(Mode.Tail) else None, sql = sortSql), input, toBody(input, ctx))
       }
