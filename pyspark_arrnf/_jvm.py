@@ -101,6 +101,14 @@ def plan(df) -> None:
     df._jdf.queryExecution().executedPlan()
 
 
+def fresh(spark, df):
+    """``df``'s query as a new DataFrame, to be planned and run afresh: the SQL metrics of an executed
+    plan add up each time it runs (measuring after a ``collect()`` read twice the rows and memory)."""
+    from pyspark.sql.classic.dataframe import DataFrame
+
+    return DataFrame(_api(spark._jvm).fresh(df._jdf), spark)
+
+
 def query_dataframe(spark, text: str):
     """The DataFrame of a query's text, analyzed and never run: the JVM refuses a command (``DROP
     TABLE``, ``INSERT`` ...), which ``spark.sql`` would run at once, before anything runs. Analysis

@@ -375,3 +375,17 @@ def test_a_stage_spark_runs_twice_for_a_global_sort_is_counted_once(spark, conf,
     p = measure(sql + " ORDER BY s", spark=spark, name="q")
     state = p.measurement.operator(next(b for b in p.blocks if b.head and b.head.kind == "Reduce").measured.state_operator)
     assert not state.ran_twice and state.metrics["numOutputRows"] == 7, state
+
+
+def test_a_dataframe_already_run_is_measured_on_its_own_run(spark):
+    """Spark's SQL metrics add up on an executed plan that runs again: measured after a
+    ``collect()`` of the same DataFrame, the figures read twice the rows and memory."""
+    df = spark.sql("SELECT k % 1000 AS g, count(*) AS c FROM range(20000) t(k) GROUP BY 1")
+    first = measure(df)
+    df.collect()
+    df.collect()
+    again = measure(df)
+    for p in (first, again):
+        reduce = next(b for b in p.blocks if b.head and b.head.kind == "Reduce")
+        assert reduce.measured.rows == 1000 and p.measurement.result_rows == 1000, str(p)
+    assert [o.rows for o in again.measurement.operators] == [o.rows for o in first.measurement.operators]

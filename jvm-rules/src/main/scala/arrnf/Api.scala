@@ -19,6 +19,11 @@ object Api {
    *  with [[arrnf.sql.QueryText.NotAQuery]] before anything runs. */
   def query(spark: SparkSession, text: String): Dataset[Row] = QueryText.dataset(spark, text, "arrnf")
 
+  /** `df`'s query as a new DataFrame, planned afresh when used: Spark's SQL metrics add up on an
+   *  executed plan run again (`collect()` then a measure read twice the rows and memory). */
+  def fresh(df: Dataset[_]): Dataset[Row] =
+    org.apache.spark.sql.arrnf.DatasetOfPlan(df.sparkSession, df.queryExecution.logical)
+
   /** The ArrNF program of `df`'s optimized plan as JSON (docs/arrnf-json.md), texts included. */
   def json(df: Dataset[_], name: String): String = Arrnf.json(df, name)
 
