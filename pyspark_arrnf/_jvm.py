@@ -101,12 +101,13 @@ def plan(df) -> None:
     df._jdf.queryExecution().executedPlan()
 
 
-def fresh(spark, df):
-    """``df``'s query as a new DataFrame, to be planned and run afresh: the SQL metrics of an executed
-    plan add up each time it runs (measuring after a ``collect()`` read twice the rows and memory)."""
+def to_measure(spark, df):
+    """``df`` to run once and measure: itself where its plan has not run, else its query planned
+    afresh. The SQL metrics of an executed plan add up each time it runs (measured after a
+    ``collect()``, a query read twice its rows and memory)."""
     from pyspark.sql.classic.dataframe import DataFrame
 
-    return DataFrame(_api(spark._jvm).fresh(df._jdf), spark)
+    return DataFrame(_api(spark._jvm).toMeasure(df._jdf), spark)
 
 
 def query_dataframe(spark, text: str):

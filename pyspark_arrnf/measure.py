@@ -66,8 +66,8 @@ def measure(df_or_sql, spark=None, name: str = "query", collect: bool = False) -
     if df.isStreaming:  # Spark would say only that it must be started with writeStream
         raise ArrnfError("measure() runs a batch query, and this one reads a stream: start it "
                          "(query = df.writeStream...start()) and call measure_stream(query)")
-    df = _jvm.fresh(spark, df)  # its own run: the metrics of a plan already run would add up
     _planned(df)
+    df = _jvm.to_measure(spark, df)  # its own run: the metrics of a plan already run would add up
     rows, count, error = None, None, None
     try:
         if collect:

@@ -286,6 +286,12 @@ class Operator(_Json):
         ``metrics`` (Spark's own counts) says."""
         return bool(self._later("ran_twice"))
 
+    @property
+    def limited_above(self) -> bool:
+        """Whether a LIMIT above it, in its stage, stopped reading its output: an aggregate's or a
+        window's rows are then unknown (``state_rows`` None), not the few rows the limit took."""
+        return bool(self._later("limited_above"))
+
 
 @dataclass
 class Measured(_Json):

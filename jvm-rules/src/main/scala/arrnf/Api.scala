@@ -19,10 +19,16 @@ object Api {
    *  with [[arrnf.sql.QueryText.NotAQuery]] before anything runs. */
   def query(spark: SparkSession, text: String): Dataset[Row] = QueryText.dataset(spark, text, "arrnf")
 
-  /** `df`'s query as a new DataFrame, planned afresh when used: Spark's SQL metrics add up on an
-   *  executed plan run again (`collect()` then a measure read twice the rows and memory). */
-  def fresh(df: Dataset[_]): Dataset[Row] =
-    org.apache.spark.sql.arrnf.DatasetOfPlan(df.sparkSession, df.queryExecution.logical)
+  /** `df` to run once and measure: itself where its plan has not run, else its query as a new
+   *  DataFrame, planned afresh. Spark's SQL metrics add up on an executed plan run again (measured
+   *  after a `collect()`, a query read twice its rows and memory). */
+  def toMeasure(df: Dataset[_]): Dataset[Row] = {
+    val ran = df.queryExecution.executedPlan match {
+      case a: org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec => a.isFinalPlan
+      case p => p.exists(_.metrics.values.exists(_.value > 0))
+    }
+    if (ran) org.apache.spark.sql.arrnf.DatasetOfPlan(df.sparkSession, df.queryExecution.logical) else df.toDF()
+  }
 
   /** The ArrNF program of `df`'s optimized plan as JSON (docs/arrnf-json.md), texts included. */
   def json(df: Dataset[_], name: String): String = Arrnf.json(df, name)

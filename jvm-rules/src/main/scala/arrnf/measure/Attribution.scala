@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.catalyst.plans.physical.RangePartitioning
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
-import org.apache.spark.sql.execution.{ColumnarToRowExec, InputAdapter, ProjectExec, ReusedSubqueryExec, SortExec, SparkPlan, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.{CollectLimitExec, ColumnarToRowExec, GlobalLimitExec, InputAdapter, LocalLimitExec, ProjectExec, ReusedSubqueryExec, SortExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
@@ -56,13 +56,14 @@ object Attribution {
       what: String = "",
       stateRows: Option[Long] = None,
       stateBytes: Option[Long] = None,
-      ranTwice: Boolean = false)
+      ranTwice: Boolean = false,
+      limitedAbove: Boolean = false)
 
   /** SQL metrics of `p` by name, as Spark reports them (values never negative: an unset size metric reads as 0). */
   def rawMetricsOf(p: SparkPlan): Map[String, Long] =
     Try(p.metrics.map { case (k, m) => k -> math.max(m.value, 0L) }).getOrElse(Map.empty)
 
-  /** SQL metrics of `p` for one run of it: those Spark counted over two runs ([[markRanTwice]]) halved. */
+  /** SQL metrics of `p` for one run of it: those Spark counted over two runs ([[markStages]]) halved. */
   def metricsOf(p: SparkPlan): Map[String, Long] =
     if (p.getTagValue(RanTwice).isEmpty) rawMetricsOf(p)
     else Try(p.metrics.map { case (k, m) =>
@@ -78,26 +79,36 @@ object Attribution {
   // The figures of an operator's work each run repeats (not the driver's, such as a shuffle read's partitions).
   private val PerRun = Set("numOutputRows", "peakMemory", "spillSize", "buildDataSize")
 
+  /** On a node whose output a LIMIT above it, in its stage, stops reading: an aggregate's output
+   *  rows are then not its groups (`SELECT … GROUP BY g LIMIT 5` reports 5 of 1,000 groups held). */
+  val LimitedAbove: TreeNodeTag[Unit] = TreeNodeTag[Unit]("arrnf.measure.limitedAbove")
+
   /** Tags with [[RanTwice]] every node of a stage whose output a range-partitioned shuffle of more
    *  than one partition samples (with one, Spark takes no sample): down to the stage's inputs
-   *  (exchanges, query stages, a cached relation's scan, tagged itself), not into subqueries (run once). */
-  def markRanTwice(plan: SparkPlan): Unit = {
-    def go(p: SparkPlan, twice: Boolean): Unit = p match {
-      case a: AdaptiveSparkPlanExec => go(a.executedPlan, twice)
-      case q: QueryStageExec => go(q.plan, twice = false)
+   *  (exchanges, query stages, a cached relation's scan, tagged itself), not into subqueries (run
+   *  once); and with [[LimitedAbove]] every node under a LIMIT in its stage. */
+  def markStages(plan: SparkPlan): Unit = {
+    def go(p: SparkPlan, twice: Boolean, limited: Boolean): Unit = p match {
+      case a: AdaptiveSparkPlanExec => go(a.executedPlan, twice, limited)
+      case q: QueryStageExec => go(q.plan, twice = false, limited = false)
       case _: ReusedExchangeExec | _: ReusedSubqueryExec =>
       case x: ShuffleExchangeLike => x.children.foreach(go(_, twice = x.outputPartitioning match {
         case r: RangePartitioning => r.numPartitions > 1
         case _ => false
-      }))
-      case x: BroadcastExchangeLike => x.children.foreach(go(_, twice = false))
+      }, limited = false))
+      case x: BroadcastExchangeLike => x.children.foreach(go(_, twice = false, limited = false))
       case i: InMemoryTableScanExec => if (twice) i.setTagValue(RanTwice, ())
       case _ =>
         if (twice && !p.isInstanceOf[AQEShuffleReadExec]) p.setTagValue(RanTwice, ())
-        p.children.foreach(go(_, twice))
-        p.subqueries.foreach(go(_, twice = false))
+        if (limited) p.setTagValue(LimitedAbove, ())
+        val limits = p match {
+          case _: LocalLimitExec | _: GlobalLimitExec | _: CollectLimitExec => true
+          case _ => limited
+        }
+        p.children.foreach(go(_, twice, limits))
+        p.subqueries.foreach(go(_, twice = false, limited = false))
     }
-    go(plan, twice = false)
+    go(plan, twice = false, limited = false)
   }
 
   /** Rows `p` produces, read through the nodes that keep their input's rows (code generation
@@ -159,13 +170,16 @@ object Attribution {
     case _: ShuffleExchangeLike => (m.get("shuffleRecordsWritten"), m.get("dataSize"))
     case b: BroadcastExchangeLike => (m.get("numOutputRows"), bytesOf(b))
     case s: SortExec => (rowsOf(s.child), bytesOf(s.child))
+    // (its `buildDataSize` is the hash map's allocation, pages of 64 MB for a few rows: memory, as a broadcast's)
     case h: ShuffledHashJoinExec =>
       val build = if (h.buildSide == BuildLeft) h.left else h.right
-      (rowsOf(build), m.get("buildDataSize"))
+      (rowsOf(build), bytesOf(build))
     case h: HashJoin =>
       val build = if (h.buildSide == BuildLeft) h.left else h.right
       (rowsOf(build), bytesOf(build))
     case _: BaseJoinExec => (None, None)
+    // A LIMIT above stopped reading its groups: how many it held is unknown.
+    case _: BaseAggregateExec | _: WindowExecBase if p.getTagValue(LimitedAbove).isDefined => (None, None)
     case a: BaseAggregateExec =>
       // The hash map holds its groups, each a row of the grouping keys and aggregation buffers: the
       // rows the shuffle below it carried (the partial aggregate's), whose size Spark measured.
@@ -230,7 +244,7 @@ object Attribution {
       val (stateRows, stateBytes) = Try(stateOf(p, m)).getOrElse((None, None))
       val id = ops.size
       ops += Op(id, p.nodeName, kind, block, shared, None, reason, rows, peak, spill, shuffle, rawMetricsOf(p), Realization.what(p, parent),
-        stateRows, stateBytes, twice)
+        stateRows, stateBytes, twice, p.getTagValue(LimitedAbove).isDefined && kind != "exchange")
       idOf.put(p, id)
       id
     }
@@ -305,7 +319,7 @@ object Attribution {
 
   /** The stateful operators of `physical`, attributed to the blocks of `n` (the normalized plan's index). */
   def operators(physical: SparkPlan, n: BlockIndex): Seq[Op] = {
-    markRanTwice(physical)
+    markStages(physical)
     val w = new Walker(n)
     w.visit(physical, None, "the query's root")
     w.finish()

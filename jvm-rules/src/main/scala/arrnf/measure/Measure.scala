@@ -39,7 +39,7 @@ object Measure {
     "rows" -> o.rows.map(JLong(_)).getOrElse(JNull), "peak_memory" -> JLong(o.peakMemory),
     "spill" -> JLong(o.spill), "shuffle_bytes" -> JLong(o.shuffleBytes), "what" -> JString(o.what),
     "state_rows" -> o.stateRows.map(JLong(_)).getOrElse(JNull), "state_bytes" -> o.stateBytes.map(JLong(_)).getOrElse(JNull),
-    "ran_twice" -> JBool(o.ranTwice),
+    "ran_twice" -> JBool(o.ranTwice), "limited_above" -> JBool(o.limitedAbove),
     "metrics" -> JObject(o.metrics.toList.sortBy(_._1).map { case (k, v) => k -> JLong(v) }))
 
   /** A block's measured figures. `rows` and `bytes` are those of the state it holds: the figures of
@@ -76,13 +76,15 @@ object Measure {
       val of = main.map(o => s"; state of ${o.id} ${o.what}").getOrElse("")
       val twice = if (own.exists(_.ranTwice)) "; Spark ran the stage of " + own.filter(_.ranTwice).map(_.id).mkString(", ") +
         " twice, first to sample the ranges of the range shuffle it feeds: one run's figures" else ""
-      "measured: " + parts.mkString("  ") + s" (operators $ids$alsoShared$of$twice)"
+      val limited = main.filter(o => o.limitedAbove && o.stateRows.isEmpty)
+        .fold("")(o => s"; rows unknown: a LIMIT above ${o.id} stopped reading its ${if (o.kind == "window") "rows" else "groups"}")
+      "measured: " + parts.mkString("  ") + s" (operators $ids$alsoShared$of$twice$limited)"
     }
   }
 
   /** The operator whose state is the block's arrangement: a final aggregate, window, broadcast
    *  relation, hash join build or sort before a partial aggregate or a shuffle (which hold copies
-   *  on the way to it); the first in plan order among equals. */
+   *  on the way to it); the largest among equals. */
   def principal(own: Seq[Op]): Option[Op] = {
     def rank(o: Op): Int = o.what match {
       case w if w.startsWith("state store") => 0
@@ -95,7 +97,10 @@ object Measure {
       case "shuffle" => 5
       case _ => 6
     }
-    own.filter(_.stateRows.isDefined).sortBy(rank).headOption.orElse(own.headOption)
+    // (among equals the largest: a rank limit's local sort of every row, not its final sort of the kept ones)
+    // (an aggregate a LIMIT stopped reading is still the block's state, its rows unknown)
+    own.filter(o => o.stateRows.isDefined || o.limitedAbove).sortBy(o => (rank(o), -o.stateRows.getOrElse(0L)))
+      .headOption.orElse(own.headOption)
   }
 
   def figures(b: Block, ops: Seq[Op]): Figures = {
