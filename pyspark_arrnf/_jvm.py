@@ -9,7 +9,7 @@ import re
 import zlib
 
 from .connect import is_connect, needs_classic
-from .errors import ArrnfError, ArrnfSetupError, first_line
+from .errors import ArrnfError, ArrnfPlanningError, ArrnfSetupError, first_line
 
 MEASURE_ON_CONNECT = (
     "Spark Connect does not give its clients the SQL metrics of a query's executed plan, which measuring "
@@ -99,6 +99,18 @@ def plan(df) -> None:
     """Has Spark plan ``df``, optimized and physical plans, without running it: a query that fails
     while planned (under ANSI, a division by zero in a constant Spark folds) raises Spark's error here."""
     df._jdf.queryExecution().executedPlan()
+
+
+def planned(df, so: str) -> None:
+    """Plans ``df``; a query that fails while Spark plans it has no plan (``so``: what that stops)
+    and gets :class:`ArrnfPlanningError`, carrying Spark's error, rather than a failure of ArrNF's own."""
+    try:
+        plan(df)
+    except ArrnfSetupError:
+        raise
+    except Exception as e:  # noqa: BLE001 - Spark's error, whichever: the query's
+        raise ArrnfPlanningError(f"the query failed while Spark planned it, before it ran: {so}: "
+                                 f"{error_text(e)}", e) from None
 
 
 def to_measure(spark, df):

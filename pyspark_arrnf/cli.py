@@ -400,6 +400,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_explain(args) -> int:
+    from . import _jvm
     from .normalize import arrnf
 
     if args.dialect is not None and args.format != "sql":  # it would be ignored
@@ -412,6 +413,12 @@ def cmd_explain(args) -> int:
         df = _sketch_read_tables(spark, df, names, sql, "so it cannot be explained")
     if args.compare:
         return _compare(spark, sql, name=name)
+    try:  # planned before any header is printed: a query Spark fails to plan has no plan to show
+        _jvm.plan(df)
+    except Exception as e:  # noqa: BLE001 - only Spark's errors are the query's
+        if not _is_spark_error(e):
+            raise
+        return _failed_planning(e)
     with _step("the query cannot be planned"):
         if args.format is None:
             _print_optimized(spark, df)

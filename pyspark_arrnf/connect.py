@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 
-from .errors import ArrnfError, ArrnfSetupError, first_line
+from .errors import ArrnfError, ArrnfPlanningError, ArrnfSetupError, first_line
 
 # The extension's classes, as spark.sql.extensions and spark.sql.extendedExplainProviders name them.
 EXTENSION_CLASS = "arrnf.ArrnfExtension"
@@ -69,6 +69,9 @@ def _arrnf_json(spark, query: str, name: str) -> str:
         if "arrnf_json: the query does not analyze" in message:
             raise ArrnfError("the query does not analyze, so it has no plan to normalize: "
                              + message.split("so it has no ArrNF program: ", 1)[-1]) from None
+        if "arrnf_json: the query failed while Spark planned it" in message:
+            raise ArrnfPlanningError("the query failed while Spark planned it, before it ran: there is no plan to "
+                                     "normalize: " + message.split("so it has no ArrNF program: ", 1)[-1], e) from None
         if "UNRESOLVED_ROUTINE" in message and "arrnf_json" in message:
             raise ArrnfSetupError(
                 f"the Spark Connect server does not have the pyspark-arrnf extension ({message}); "

@@ -34,7 +34,7 @@ from typing import Optional
 
 from . import _jvm
 from .connect import is_connect, needs_classic
-from .errors import ArrnfError, ArrnfPlanningError, ArrnfSetupError, _check_call, _check_query
+from .errors import ArrnfError, ArrnfSetupError, _check_call, _check_query
 from .frames import dataframe, session_of
 from .model import Program
 
@@ -66,7 +66,7 @@ def measure(df_or_sql, spark=None, name: str = "query", collect: bool = False) -
     if df.isStreaming:  # Spark would say only that it must be started with writeStream
         raise ArrnfError("measure() runs a batch query, and this one reads a stream: start it "
                          "(query = df.writeStream...start()) and call measure_stream(query)")
-    _planned(df)
+    _jvm.planned(df, "there is no plan to measure")
     df = _jvm.to_measure(spark, df)  # its own run: the metrics of a plan already run would add up
     rows, count, error = None, None, None
     try:
@@ -82,18 +82,6 @@ def measure(df_or_sql, spark=None, name: str = "query", collect: bool = False) -
     p = Program.from_dict(_parse(_jvm.measured_json(spark, df, name, error, count)))
     p.measurement.rows = rows
     return p
-
-
-def _planned(df) -> None:
-    """Plans ``df``: a query that fails while Spark plans it has no executed plan to measure, and
-    the JVM's report could only fail in turn."""
-    try:
-        _jvm.plan(df)
-    except ArrnfSetupError:
-        raise
-    except Exception as e:  # noqa: BLE001 - Spark's error, whichever: the query's
-        raise ArrnfPlanningError("the query failed while Spark planned it, before it ran: there is no plan to "
-                                 f"measure: {_jvm.error_text(e)}", e) from None
 
 
 def measure_stream(query, name: str = "query", attempts: int = 20) -> Program:

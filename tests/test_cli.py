@@ -544,6 +544,9 @@ def test_a_query_that_fails_while_planned_exits_1_in_one_line(spark, tmp_path, c
     assert _one_error(capsys).startswith(line)
     assert main(["explain", q, "--compare"]) == 1
     assert _one_error(capsys).startswith(line)
+    for form in ([], ["--format", "json"]):  # (it exited 2, after the optimized plan's header alone)
+        assert main(["explain", q, *form]) == 1
+        assert _one_error(capsys).startswith(line)
 
 
 def test_analyze_says_which_java_exception_failed_the_query(spark, tmp_path, capsys):

@@ -317,6 +317,17 @@ def test_a_query_that_fails_while_planned_says_so_in_one_line(spark, conf):
     assert "\n" not in str(e.value)
 
 
+def test_arrnf_says_a_query_that_fails_while_planned_is_the_querys_failure(spark, conf):
+    """arrnf() of such a query raised "could not normalize the plan", which reads as ArrNF's own failure."""
+    conf({"spark.sql.ansi.enabled": "true"})
+    for given in ("select 1/0 as x", spark.sql("select 1/0 as x")):
+        with pytest.raises(pyspark_arrnf.ArrnfPlanningError) as e:
+            pyspark_arrnf.arrnf(given, spark)
+        assert str(e.value).startswith("the query failed while Spark planned it, before it ran: there is no plan to "
+                                       "normalize: ArithmeticException: [DIVIDE_BY_ZERO] Division by zero.")
+        assert "\n" not in str(e.value) and "could not normalize" not in str(e.value)
+
+
 def test_a_streaming_dataframe_is_sent_to_measure_stream(spark):
     df = spark.readStream.format("rate").load().selectExpr("value % 3 as g").groupBy("g").count()
     with pytest.raises(pyspark_arrnf.ArrnfError) as e:
