@@ -94,14 +94,23 @@ def test_kill_switch_turns_rewrites_off_and_on_in_a_live_session(spark):
     assert sorted(r.id for r in on.rows) == list(range(10))
 
 
+def _section_header(spark, sql) -> str:
+    text = spark._jvm.PythonSQLUtils.explainString(spark.sql(sql)._jdf.queryExecution(), "extended")
+    return next(line for line in text.splitlines() if line.startswith("pyspark-arrnf "))
+
+
 def test_rule_switch_and_excluded_rules(spark, conf):
+    """Either switch turns the rule off, and the explain section's first line says which are off."""
     conf({"spark.arrnf.EliminateUnitJoin.enabled": "false"})
     assert "Join" in optimized_plan(spark.sql(UNIT_JOIN))
+    assert _section_header(spark, UNIT_JOIN).endswith("; rewrites on (off: EliminateUnitJoin)")
     conf({"spark.arrnf.EliminateUnitJoin.enabled": "true",
-          "spark.sql.optimizer.excludedRules": "arrnf.rules.EliminateUnitJoin"})
+          "spark.sql.optimizer.excludedRules": "arrnf.rules.EliminateUnitJoin, arrnf.rules.NegationCancels"})
     assert "Join" in optimized_plan(spark.sql(UNIT_JOIN))
+    assert _section_header(spark, UNIT_JOIN).endswith("; rewrites on (off: EliminateUnitJoin, NegationCancels)")
     conf({"spark.sql.optimizer.excludedRules": ""})
     assert "Join" not in optimized_plan(spark.sql(UNIT_JOIN))
+    assert _section_header(spark, UNIT_JOIN).endswith("; rewrites on")
 
 
 def test_a_failing_rule_keeps_the_plan_and_counts(spark, conf):

@@ -34,7 +34,7 @@ class ArrnfExplainProvider extends ExtendedExplainGenerator {
     val loaded = ArrnfExplainProvider.rulesLoaded(plan)
     val version = s"pyspark-arrnf ${BuildInfo.version} (built for Spark ${BuildInfo.sparkVersion}); " + (
       if (!loaded) "rules not loaded (spark.sql.extensions does not name arrnf.ArrnfExtension): no rewrite ran"
-      else if (enabled) "rewrites on"
+      else if (enabled) "rewrites on" + ArrnfExplainProvider.rulesOff(plan.conf).map(r => s" (off: $r)").getOrElse("")
       else s"rewrites off (${ArrnfConf.Enabled}=${plan.conf.getConfString(ArrnfConf.Enabled, "false")})")
     if (!ArrnfConf.explainInSqlUi(plan.conf) && recorded) {
       return version + "\n" + s"ArrNF: not built for the recorded plan description " +
@@ -45,6 +45,17 @@ class ArrnfExplainProvider extends ExtendedExplainGenerator {
 }
 
 object ArrnfExplainProvider {
+  /** The extension's rules switched off while the rewrites are on: by their own switch
+   *  (`spark.arrnf.<Rule>.enabled=false`) or by Spark's `spark.sql.optimizer.excludedRules`. */
+  private[arrnf] def rulesOff(conf: org.apache.spark.sql.internal.SQLConf): Option[String] = {
+    val excluded = conf.optimizerExcludedRules.toSeq.flatMap(_.split(",").map(_.trim)).toSet
+    val off = ArrnfExtension.ruleNames.filter { full =>
+      val simple = full.substring(full.lastIndexOf('.') + 1)
+      excluded.contains(full) || !ArrnfConf.ruleEnabled(simple, conf)
+    }.map(full => full.substring(full.lastIndexOf('.') + 1))
+    Option.when(off.nonEmpty)(off.mkString(", "))
+  }
+
   final case class Built(of: LogicalPlan, text: String)
   /** Where the built section is kept: on the optimized logical plan it was built from. */
   val SectionTag: TreeNodeTag[Built] = TreeNodeTag[Built]("arrnf.explainSection")

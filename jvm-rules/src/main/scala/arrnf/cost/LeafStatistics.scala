@@ -3,7 +3,7 @@ package arrnf.cost
 import scala.util.Try
 
 import org.apache.spark.sql.catalyst.expressions.AttributeMap
-import org.apache.spark.sql.catalyst.plans.logical.{LeafNode, LogicalPlan, Statistics}
+import org.apache.spark.sql.catalyst.plans.logical.{LeafNode, LogicalPlan, OneRowRelation, Statistics}
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.internal.SQLConf
@@ -38,6 +38,8 @@ private[cost] final class LeafStatistics {
         if (catalogTable.exists(_.stats.exists(_.rowCount.isDefined)) && own.rowCount.isDefined) (own, "catalog")
         else fileStatistics(r, h, own)
       case _: InMemoryRelation => (own, if (own.rowCount.isDefined) "cache" else "unknown: a cache not materialized yet")
+      // One empty row (`SELECT 1`, `(SELECT 1 AS x) u`), whose statistics Spark gives no row count.
+      case _: OneRowRelation => (own.copy(rowCount = Some(BigInt(1))), "exact")
       case _ if own.rowCount.isDefined && leaf.nodeName.matches("LocalRelation|Range|OneRowRelation|EmptyRelation") =>
         (own, "exact")
       case _ => (own, if (own.rowCount.isDefined) "data source" else s"unknown: ${leaf.nodeName} reports no rows")

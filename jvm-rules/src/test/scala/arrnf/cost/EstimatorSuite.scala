@@ -69,6 +69,11 @@ class EstimatorSuite extends ArrnfSparkSuite {
     assert(grouped.rows.contains(BigInt(10)) && grouped.source == "estimate: exact", grouped)
   }
 
+  test("one empty row (a constant relation) is one row, exactly") {
+    val one = estimateOf("SELECT 1 AS x")
+    assert(one.rows.contains(BigInt(1)) && one.source == "exact", one)
+  }
+
   test("a remainder by a constant takes no more values than the divisor's (both signs where the dividend may be negative)") {
     def groups(key: String) = estimateOf(s"SELECT $key AS k, count(*) AS n FROM range(1000) GROUP BY 1").rows
     assert(groups("id % 7").contains(BigInt(7)))   // id ≥ 0: 0..6 (the input's rows, 1000, before)
