@@ -122,6 +122,12 @@ def to_measure(spark, df):
     return DataFrame(_api(spark._jvm).toMeasure(df._jdf), spark)
 
 
+def unknown_setting(spark, key: str):
+    """Why ``key`` is none of the extension's settings (with the one it probably meant), or None."""
+    said = _api(spark._jvm).unknownSetting(key)
+    return None if said is None else str(said)
+
+
 def query_dataframe(spark, text: str):
     """The DataFrame of a query's text, analyzed and never run: the JVM refuses a command (``DROP
     TABLE``, ``INSERT`` ...), which ``spark.sql`` would run at once, before anything runs. Analysis

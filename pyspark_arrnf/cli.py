@@ -212,6 +212,16 @@ def _session(args):
             raise ArrnfSetupError(f"Spark did not start: {_one_line(e)}{hint}") from None
     if not log:
         spark.sparkContext.setLogLevel("ERROR")
+    # The extension's own settings, checked as SET checks them: one given when a session starts is
+    # let in (read as off, with a warning in the log this command hides), and a misspelled one is
+    # read by nothing. Said here, before anything runs, rather than met later as a query's failure.
+    for key, value in getattr(args, "conf", None) or []:
+        if key.startswith("spark.arrnf."):
+            unknown = _jvm.unknown_setting(spark, key)
+            if unknown:
+                raise ArrnfError(f"--conf {key}={value}: {unknown}")
+            with _step(f"--conf {key}={value} is refused"):
+                spark.conf.set(key, value)
     return spark
 
 

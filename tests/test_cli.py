@@ -244,6 +244,26 @@ def test_a_refused_conf_value_is_one_line(spark, small_tables, tmp_path, capsys)
     assert spark.conf.get("spark.sql.shuffle.partitions") != "many"
 
 
+def test_the_extensions_settings_given_with_conf_are_checked_before_anything_runs(spark, small_tables, tmp_path, capsys):
+    """A misspelled spark.arrnf.* key is read by nothing; a bad value given as a new session starts
+    is let in (read as off, the warning in a log the command hides), and --compare then failed as if
+    the query had: each is refused in one line, exit 2."""
+    q = _sql(tmp_path, "select 1")
+    assert main(["explain", q, "--conf", "spark.arrnf.EagerAgregation.enabled=false"]) == 2
+    _one_error(capsys, "--conf spark.arrnf.EagerAgregation.enabled=false: spark.arrnf.EagerAgregation.enabled is not "
+                       "a setting of pyspark-arrnf; did you mean spark.arrnf.EagerAggregation.enabled?")
+    assert main(["explain", q, "--compare", "--conf", "spark.arrnf.enabled=maybe"]) == 2
+    _one_error(capsys, "spark.arrnf.enabled", "'maybe'")
+    assert spark.conf.get("spark.arrnf.enabled") != "maybe"
+
+
+def test_subprocess_a_bad_extension_setting_is_refused_as_spark_starts(tmp_path):
+    r = _arrnf("explain", _sql(tmp_path, "select 1"), "--compare", "--conf", "spark.arrnf.enabled=maybe")
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("arrnf: --conf spark.arrnf.enabled=maybe is refused: ") and "'maybe'" in line, line
+
+
 def test_any_spark_error_is_one_line(spark, monkeypatch, tmp_path, capsys):
     """The backstop: a Spark or JVM error from wherever is Java's first line, not Py4J's "An error
     occurred while calling ..."."""

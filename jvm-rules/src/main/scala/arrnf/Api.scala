@@ -19,6 +19,14 @@ object Api {
    *  with [[arrnf.sql.QueryText.NotAQuery]] before anything runs. */
   def query(spark: SparkSession, text: String): Dataset[Row] = QueryText.dataset(spark, text, "arrnf")
 
+  /** Why `key` (under `spark.arrnf.`) is none of the extension's settings, with the one it probably
+   *  meant; null for one of them. */
+  def unknownSetting(key: String): String = {
+    import org.apache.spark.sql.arrnf.ArrnfSqlConf
+    if (ArrnfSqlConf.Keys.contains(key)) null
+    else s"$key is not a setting of pyspark-arrnf" + ArrnfSqlConf.nearestKey(key).fold("")(k => s"; did you mean $k?")
+  }
+
   /** `df` to run once and measure: itself where its plan has not run, else its query as a new
    *  DataFrame, planned afresh. Spark's SQL metrics add up on an executed plan run again (measured
    *  after a `collect()`, a query read twice its rows and memory). */
