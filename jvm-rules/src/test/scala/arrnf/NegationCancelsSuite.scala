@@ -96,6 +96,25 @@ class NegationCancelsSuite extends ArrnfSparkSuite with RingTestSupport {
 
   private val failing = "select id as k from range(20)"
 
+  test("a file read with mode FAILFAST keeps its malformed-record error: Q EXCEPT ALL Q, Q EXCEPT Q, a self semi join") {
+    val dir = tempDir("failfast")
+    java.nio.file.Files.writeString(new java.io.File(dir, "t.csv").toPath, "1,10\n2,x20\n3,30\n")
+    for (format <- Seq("csv", "json")) {
+      if (format == "json") java.nio.file.Files.writeString(new java.io.File(dir, "t.csv").toPath,
+        "{\"k\": 1, \"v\": 10}\n{\"k\": 2, \"v\": \"x20\"}\n")
+      spark.read.format(format).schema("k INT, v INT").option("mode", "FAILFAST").load(dir.getPath).createOrReplaceTempView("ff")
+      for (q <- Seq("select * from ff except all select * from ff", "select * from ff except select * from ff",
+          "select * from ff a left semi join ff b on a.k <=> b.k and a.v <=> b.v")) {
+        val (result, plan) = sameOutcome(q)
+        assert(result.isLeft, s"$format: $q should fail: $result\n$plan")
+      }
+      // PERMISSIVE (the default) reads the malformed record as NULLs: nothing fails, and the law holds
+      spark.read.format(format).schema("k INT, v INT").load(dir.getPath).createOrReplaceTempView("fp")
+      val (rows, plan) = sameOutcome("select * from fp except all select * from fp")
+      assert(rows == Right(Nil) && plan.collectFirst { case l: LocalRelation => l }.isDefined, plan)
+    }
+  }
+
   test("Q EXCEPT ALL Q, (A UNION ALL B) EXCEPT ALL B and Q EXCEPT Q keep a DIVIDE_BY_ZERO of the dropped term") {
     withAnsi(true) {
       spark.sql(failing).createOrReplaceTempView("r")

@@ -1,12 +1,14 @@
 package arrnf.catalyst
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.spark.sql.catalyst.catalog.HiveTableRelation
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate._
 import org.apache.spark.sql.catalyst.plans.logical._
 import org.apache.spark.sql.execution.{ExternalRDD, LogicalRDD}
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
-import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.catalyst.util.CollationFactory
 import org.apache.spark.sql.types._
@@ -26,7 +28,8 @@ import org.apache.spark.sql.types._
  *    too), ANSI casts that narrow or parse, `element_at`, `raise_error`/`assert_true`, UDFs, scalar
  *    subqueries (more than one row), generators, windows and every other expression.
  *    Failures of the environment (a missing or corrupt file, memory) are not counted: Spark's own
- *    rules drop scans as well (`PropagateEmptyRelation`).
+ *    rules drop scans as well (`PropagateEmptyRelation`). A file read with mode FAILFAST is: its
+ *    malformed-record error is a check the user asked for.
  *  - '''can it vary?''' A law that identifies two evaluations (`Q − Q`, a shared join input
  *    evaluated once instead of n times) needs them to give the same rows. [[canVary]]:
  *    non-deterministic expressions (also inside subqueries); a `Sample` without a seed (Spark 4.3
@@ -84,7 +87,7 @@ object Effects {
         // outputs) are not followed.
         plan.children.find(_.outputSet.contains(a)).forall(canFail(a, _))
       case _: CTERelationRef => true
-      case leaf: LeafNode => !leaf.outputSet.contains(a)
+      case leaf: LeafNode => !leaf.outputSet.contains(a) || readsFailFast(leaf)
       case _ => true
     }
 
@@ -255,12 +258,23 @@ object Effects {
          _: GlobalLimit | _: LocalLimit | _: Offset | _: SubqueryAlias | _: Sample | _: Repartition |
          _: RepartitionByExpression | _: Expand | _: ResolvedHint | _: Intersect | _: Except =>
       p.expressions.exists(canFail)
-    case _: LocalRelation | _: Range | _: OneRowRelation | _: LogicalRelation | _: DataSourceV2Relation |
-         _: HiveTableRelation => false
+    // A file read with mode FAILFAST (CSV, JSON, XML) raises on a malformed record: a check the user
+    // asked for, as an ANSI cast is, not a failure of the environment.
+    case _: LogicalRelation | _: DataSourceV2Relation => readsFailFast(p)
+    case _: LocalRelation | _: Range | _: OneRowRelation | _: HiveTableRelation => false
     case r: LogicalRDD => !r.rdd.isCheckpointed // user code in the RDD may throw
     case m: InMemoryRelation => !m.cacheBuilder.isCachedColumnBuffersLoaded && canFail(m.cacheBuilder.logicalPlan)
     case _ => true
   }
+
+  private def readsFailFast(leaf: LogicalPlan): Boolean = leaf match {
+    case LogicalRelation(h: HadoopFsRelation, _, _, _, _) => failFast(h.options)
+    case r: DataSourceV2Relation => failFast(r.options.asScala.toMap)
+    case _ => false
+  }
+
+  private def failFast(options: Map[String, String]): Boolean =
+    options.exists { case (k, v) => k.equalsIgnoreCase("mode") && v.trim.equalsIgnoreCase("FAILFAST") }
 
   private def nodeVaries(p: LogicalPlan): Boolean = p match {
     case s: Sample => s.seed.isEmpty || !overRelation(s.child)
