@@ -2,9 +2,10 @@
 
 Each side is planned *and* collected under its own setting (Spark plans lazily, so a DataFrame
 built with the rewrites on but collected with them off would compare nothing). Rows are then
-compared with chispa, ignoring row order unless asked, with a small tolerance for floating point
-(a rewrite may add doubles in another order). An error of Spark's counts as a result: both sides
-must raise the same error class, or neither; any other error (a mistake in the test) is raised.
+compared with chispa, ignoring row order unless asked, exactly: floating-point values by their
+digits (``-0.0`` is not ``0.0``; NaN equals NaN), since no rule regroups floating-point arithmetic;
+``precision=`` allows an absolute tolerance instead. An error of Spark's counts as a result: both
+sides must raise the same error class, or neither; any other error (a mistake in the test) is raised.
 
     >>> from pyspark_arrnf.testing import assert_same_both_ways   # doctest: +SKIP
     >>> assert_same_both_ways(spark, "select * from t join (select 1) u")  # doctest: +SKIP
@@ -29,6 +30,7 @@ class Side:
     rows: list | None
     schema: object | None
     error: Exception | None
+    frame: object = None  # the DataFrame the query gave (None: it raised)
 
 
 def run_side(spark, query, enabled: bool) -> Side:
@@ -46,11 +48,11 @@ def run_side(spark, query, enabled: bool) -> Side:
         _check_dataframe(df, enabled)
         try:
             plan = optimized_plan(df)
-            return Side(plan, df.collect(), df.schema, None)
+            return Side(plan, df.collect(), df.schema, None, df)
         except AttributeError:  # a broken test or client, not a result: equal on both sides, it would pass
             raise
         except Exception as e:  # noqa: BLE001 - an error running the query (or converting its rows) is a result
-            return Side(None, None, None, e)
+            return Side(None, None, None, e, df)
 
 
 def _check_arguments(spark, query, ordered, precision) -> None:
@@ -114,14 +116,18 @@ def error_classes(e: Exception) -> frozenset:
     return frozenset(found or [type(e).__name__])
 
 
-def assert_same_both_ways(spark, query, ordered: bool = False, precision: float = 1e-6):
+def assert_same_both_ways(spark, query, ordered: bool = False, precision: float = 0.0):
     """Runs ``query`` (SQL text, or a function returning a DataFrame) with the rewrites on and off
-    and asserts equal results (an ``AssertionError`` saying which side is which). Returns ``(on,
-    off)`` :class:`Side` objects for further checks."""
-    from chispa import assert_approx_df_equality
+    and asserts equal results (an ``AssertionError`` saying which side is which): exactly, or with
+    an absolute tolerance ``precision`` for numbers. Returns ``(on, off)`` :class:`Side` objects for
+    further checks."""
+    from chispa import assert_approx_df_equality, assert_df_equality
 
     _check_arguments(spark, query, ordered, precision)
     on, off = run_side(spark, query, True), run_side(spark, query, False)
+    if on.frame is not None and on.frame is off.frame:
+        raise TypeError("the query function returned the same DataFrame both times: a DataFrame keeps the plan "
+                        "it was first given, so both sides ran one plan. Build the DataFrame inside the function")
     if on.error or off.error:
         assert on.error is not None and off.error is not None, (
             f"only one side raised.\nwith the extension: {_said(on.error)}\nwithout: {_said(off.error)}\nquery: {query}"
@@ -133,11 +139,13 @@ def assert_same_both_ways(spark, query, ordered: bool = False, precision: float 
     # (compared by position below: the names are compared here)
     assert on.schema.names == off.schema.names, (
         f"different column names: {on.schema.names} with the extension, {off.schema.names} without.\nquery: {query}")
-    left, right = (_comparable(spark.createDataFrame(s.rows, s.schema)) for s in (on, off))
+    left, right = (_comparable(spark.createDataFrame(s.rows, s.schema), exact=not precision) for s in (on, off))
     try:
-        assert_approx_df_equality(
-            left, right, precision, ignore_row_order=not ordered, ignore_nullable=True, allow_nan_equality=True
-        )
+        if precision:
+            assert_approx_df_equality(
+                left, right, precision, ignore_row_order=not ordered, ignore_nullable=True, allow_nan_equality=True)
+        else:
+            assert_df_equality(left, right, ignore_row_order=not ordered, ignore_nullable=True)
     except AssertionError:
         raise
     except Exception as e:  # noqa: BLE001 - chispa's own DataFramesNotEqualError and the like
@@ -156,12 +164,39 @@ def _said(e: Exception | None) -> str:
     return "no error" if e is None else error_text(e)
 
 
-def _comparable(df):
+def _comparable(df, exact: bool = True):
     """``df`` with columns chispa can sort and name: by position (repeated names, names with dots),
-    a MAP as its entries sorted by key (a map has no order Spark can sort by)."""
-    from pyspark.sql.types import MapType
+    a MAP as its entries sorted by key (a map has no order Spark can sort by); ``exact``: a
+    FLOAT/DOUBLE (at any depth) as its digits, so that ``-0.0`` is not ``0.0`` and NaN is NaN; a
+    VARIANT as its JSON text. A MAP inside an ARRAY or STRUCT has no such form: said in one line."""
+    from pyspark.sql.types import ArrayType, DoubleType, FloatType, MapType, StructType
+
+    def has(t, kinds) -> bool:
+        if isinstance(t, kinds):
+            return True
+        if isinstance(t, ArrayType):
+            return has(t.elementType, kinds)
+        if isinstance(t, MapType):
+            return has(t.keyType, kinds) or has(t.valueType, kinds)
+        if isinstance(t, StructType):
+            return any(has(f.dataType, kinds) for f in t.fields)
+        return False
 
     # (SQL text: pyspark.sql.functions makes classic columns, which a Spark Connect DataFrame refuses)
     named = df.toDF(*[f"c{i}" for i in range(len(df.columns))])
-    return named.selectExpr(*[f"array_sort(map_entries({f.name})) AS {f.name}" if isinstance(f.dataType, MapType)
-                              else f.name for f in named.schema.fields])
+    exprs = []
+    for f, name in zip(named.schema.fields, df.columns):
+        t = f.dataType
+        nested = has(t.keyType, MapType) or has(t.valueType, MapType) if isinstance(t, MapType) else has(t, MapType)
+        if nested:
+            raise TypeError(f"assert_same_both_ways() cannot compare column {name!r} of type {t.simpleString()}: "
+                            "a MAP inside another type has no order to compare by. Select it as something "
+                            "comparable (its map_entries, sorted) in the query")
+        if type(t).__name__ == "VariantType":
+            e = f"to_json({f.name})"
+        else:
+            e = f"array_sort(map_entries({f.name}))" if isinstance(t, MapType) else f.name
+            if exact and has(t, (FloatType, DoubleType)):
+                e = f"CAST({e} AS STRING)"
+        exprs.append(f"{e} AS {f.name}")
+    return named.selectExpr(*exprs)

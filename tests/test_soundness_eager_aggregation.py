@@ -150,7 +150,7 @@ def avg_values(spark, tmp_path_factory):
 
 
 def _exactly(on, off):
-    # assert_same_both_ways compares DOUBLEs within 1e-6: the split average must be the same bits
+    # the split average must be the same bits (assert_same_both_ways compares them so too; counted here apart)
     from collections import Counter
     assert Counter(map(tuple, on.rows)) == Counter(map(tuple, off.rows)), (on.rows, off.rows)
 

@@ -107,3 +107,40 @@ def test_minus_itself_still_folds_a_column_that_cannot_fail_under_ansi(spark, vi
     _, _, on_plan, off_plan = both_ways(spark, q)
     assert not re.search(r"d#\d+L? - d#", on_plan), on_plan
     assert re.search(r"d#\d+L? - d#", off_plan), off_plan
+
+
+def test_a_folded_difference_does_not_let_spark_drop_a_failing_join_input(spark, views, conf):
+    """The random gate's case (seed 77, ANSI on): ``q5.c0 - q5.c0`` folded to 0 made ``j1.c0 = j4.c0
+    AND j1.c0 > 0`` a contradiction, and Spark dropped the join with the input whose filter raises
+    ('boom' for k = 4): vanilla raises, the extension returned NULL. Not folded where the plan has
+    a predicate and something in it can fail."""
+    conf(ANSI_ON)
+    spark.range(10).selectExpr("id AS k").createOrReplaceTempView("fv")
+    q = ("SELECT sum(q6.c0) AS s FROM (SELECT j1.c0 FROM (SELECT l2.c0 FROM (SELECT k AS c0 FROM fv) l2 "
+         "JOIN (SELECT k AS c0 FROM fv WHERE CASE WHEN k = 4 THEN raise_error('boom') ELSE k END > 0) r3 "
+         "ON l2.c0 = r3.c0) j1 JOIN (SELECT q5.c0 - q5.c0 AS c0 FROM (SELECT k AS c0 FROM fv) q5) j4 "
+         "ON j1.c0 = j4.c0 WHERE j1.c0 > 0) q6")
+    on, off, on_plan, _ = both_ways(spark, q)
+    assert off.error is not None and on.error is not None, (on, off)
+    assert re.search(r"#(\d+)L? - \w+#\1L?\)", on_plan), on_plan  # the term kept
+    # with nothing that can fail, the same shape still folds
+    safe = q.replace("CASE WHEN k = 4 THEN raise_error('boom') ELSE k END", "k").replace("sum(", "max(")  # (ANSI sum overflows)
+    _, _, safe_plan, _ = both_ways(spark, safe)
+    assert not re.search(r"#(\d+)L? - \w+#\1L?\)", safe_plan), safe_plan
+
+
+def test_a_max_of_a_key_is_not_folded_where_the_plan_has_a_predicate_and_can_fail(spark, views, conf):
+    """``max(k)`` of a group by ``k`` folded to ``k`` (FoldAggregateValueTerms) is an alias Spark's
+    constraint propagation reads, as FoldValueTerms' constants are (whose fold let Spark drop a
+    failing join input: the case above). A precaution, the same guard: where the plan has a predicate
+    and something in it can fail, not folded; with nothing that can fail, folded."""
+    conf(ANSI_ON)
+    spark.range(10).selectExpr("id AS k").createOrReplaceTempView("fa")
+    q = ("SELECT * FROM (SELECT k, max(k) AS m FROM fa WHERE CASE WHEN k = 4 THEN raise_error('boom') "
+         "ELSE k END >= 0 GROUP BY k) WHERE m > 5")
+    on, off, on_plan, _ = both_ways(spark, q)
+    assert off.error is not None and on.error is not None, (on, off)
+    assert "max(" in on_plan, on_plan
+    safe = q.replace("CASE WHEN k = 4 THEN raise_error('boom') ELSE k END", "k")
+    _, _, safe_plan, _ = both_ways(spark, safe)
+    assert "max(" not in safe_plan, safe_plan

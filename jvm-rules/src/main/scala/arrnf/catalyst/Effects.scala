@@ -47,6 +47,15 @@ object Effects {
   def canFail(plan: LogicalPlan): Boolean =
     plan.exists(p => nodeCanFail(p) || p.subqueries.nonEmpty)
 
+  /** Whether `plan` holds a condition Spark's constraint propagation reasons with (a filter, a join
+   *  condition; a subquery may hold one too): a rewrite that makes a value constant or an alias can
+   *  let Spark prove a part of the plan empty, and drop it with the errors it would raise. */
+  def hasPredicate(plan: LogicalPlan): Boolean = plan.exists {
+    case _: Filter => true
+    case j: Join => j.condition.isDefined
+    case p => p.subqueries.nonEmpty
+  }
+
   /** Whether two evaluations of `plan` may give different rows (or different row orders into a sampler). */
   def canVary(plan: LogicalPlan): Boolean =
     plan.exists(p => nodeVaries(p) || p.subqueries.exists(canVary))

@@ -7,6 +7,8 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.AGGREGATE
 import org.apache.spark.sql.types._
 
+import arrnf.catalyst.Effects
+
 /**
  * Aggregate value terms fold: within one group, a selecting aggregate of a value that is the same
  * on every row of the group is that value.
@@ -29,11 +31,21 @@ import org.apache.spark.sql.types._
  * nested types. NULLs: a NULL key forms its own group whose min/max/first are NULL — the key. No
  * expression is added or evaluated more often; the dropped ones cannot raise (a literal or a key
  * already computed for grouping). Deterministic only: the grouping expression and the argument are
- * the same deterministic expression. Streaming aggregates are left alone.
+ * the same deterministic expression. Streaming aggregates are left alone. Errors elsewhere: the
+ * folded key is an alias Spark reasons with, which may let it drop a failing part of the plan:
+ * where the plan has a filter or join condition, it folds only if nothing in it can fail.
  */
 object FoldAggregateValueTerms extends Rule[LogicalPlan] {
 
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUpWithPruning(_.containsPattern(AGGREGATE)) {
+  // A key in place of max(key) is an alias Spark's constraint propagation reads (`m > 5 AND k < 3`
+  // above becomes a contradiction, and Spark drops the aggregate's input with its errors): where
+  // the plan has a predicate and any part of it can fail, nothing is folded (FoldValueTerms likewise).
+  override def apply(plan: LogicalPlan): LogicalPlan = {
+    val folded = fold(plan)
+    if ((folded eq plan) || (Effects.hasPredicate(plan) && Effects.canFail(folded))) plan else folded
+  }
+
+  private def fold(plan: LogicalPlan): LogicalPlan = plan.transformUpWithPruning(_.containsPattern(AGGREGATE)) {
     // The cheap test first: most aggregates hold no min/max/first/... at all.
     case a: Aggregate if a.groupingExpressions.nonEmpty && !a.isStreaming && a.aggregateExpressions.exists(_.exists {
           case AggregateExpression(f, _, _, None, _) => selecting(f).isDefined

@@ -34,6 +34,11 @@ import arrnf.catalyst.Effects
  *    cannot fail, as above (Catalyst does only the non-nullable integral case): `if (isnull(x)) null else 0`. Not for FLOAT/DOUBLE
  *    (`inf * 0`, `NaN * 0` are NaN, `-1.0 * 0 = -0.0`).
  *
+ * Errors elsewhere: a folded value is one Spark's later rules reason with (a join on `x - x`, now
+ * 0, under a filter `> 0` is empty, and Spark drops its inputs with them), so a fold could remove
+ * an error of another part of the plan: where the plan has a filter or join condition, the rule
+ * folds only if nothing in it can fail (`Effects.canFail`).
+ *
  * Streaming: these are row-wise expression laws and hold for streams as well.
  */
 object FoldValueTerms extends Rule[LogicalPlan] {
@@ -43,13 +48,18 @@ object FoldValueTerms extends Rule[LogicalPlan] {
   // rule runs in every iteration of the fixed-point batches and almost never applies: a read-only
   // search first, the rewriting walk (which copies nodes) only where a term is found. The fold
   // needs the node: a column's definition is read from the node's children.
-  override def apply(plan: LogicalPlan): LogicalPlan =
-    if (!hasTermBelow(plan)) plan
-    else plan.transformUp {
+  override def apply(plan: LogicalPlan): LogicalPlan = if (!hasTermBelow(plan)) plan else {
+    val folded = plan.transformUp {
       case node if hasTerm(node) =>
         val produced = (x: Attribute) => node.children.exists(c => c.outputSet.contains(x) && !Effects.canFailToProduce(x, c))
         node.transformExpressions(fold(produced))
     }
+    // A folded term is a constant (or a column) Spark's constraint propagation reads: `j.c = (x - x)`
+    // with `j.c > 0` above became a contradiction, and Spark dropped the join, with an input whose
+    // filter raised an error vanilla Spark raises (the random gate, ANSI on). Not fired where the
+    // plan has a predicate to reason with and any part of it, once folded, can fail.
+    if ((folded eq plan) || (Effects.hasPredicate(plan) && Effects.canFail(folded))) plan else folded
+  }
 
   private val anyTerm = fold(_ => true)
 
