@@ -454,3 +454,18 @@ def test_the_header_counts_a_finishing_sorts_operators_outside_the_blocks(spark)
                         f"{outside} outside any block (") in totals, totals
             else:
                 assert f"Spark builds {p.realized} stateful operators in {p.built_blocks} blocks (" in totals, totals
+
+
+def test_the_program_names_the_rules_that_changed_the_plan(spark):
+    """The ring-law rules leave no reason in the plan (EagerAggregation and the factorization do):
+    ``rules`` names each that changed it, from Spark's planning tracker; none with the rewrites off."""
+    from pyspark_arrnf.compare import arrnf_enabled
+    from pyspark_arrnf.measure import measure
+
+    q = "select id from range(5) except all select id from range(5)"
+    assert arrnf(q, spark).rules == ["NegationCancels changed the plan"]
+    assert measure(q, spark=spark).rules == ["NegationCancels changed the plan"]
+    assert arrnf("select t.id, u.x from range(3) t cross join (select 1 as x) u", spark).rules == [
+        "EliminateUnitJoin changed the plan"]
+    with arrnf_enabled(spark, False):
+        assert arrnf(q, spark).rules == []

@@ -99,6 +99,17 @@ object ArrnfExplainProvider {
       eager.map(reason => s"EagerAggregation $reason")
   }
 
+  /** [[ruleReasons]] of a query's optimized plan, and a line for each other rule of the extension
+   *  that changed it (they leave no reason in the plan: Spark's planning tracker counts them). */
+  def ruleLines(qe: org.apache.spark.sql.execution.QueryExecution): Seq[String] = {
+    val said = Set("EagerAggregation", "FactorizeUnionOfJoins")
+    val names = ArrnfExtension.ruleNames.toSet
+    val changed = scala.util.Try(qe.tracker.rules.toSeq.collect {
+      case (name, summary) if names(name) && summary.numEffectiveInvocations > 0 => name.substring(name.lastIndexOf('.') + 1)
+    }.filterNot(said).sorted.map(r => s"$r changed the plan")).getOrElse(Nil)
+    ruleReasons(qe.optimizedPlan) ++ changed
+  }
+
   private val DescriptionCallers = Seq(
     "org.apache.spark.sql.execution.SQLExecution",
     "org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec")

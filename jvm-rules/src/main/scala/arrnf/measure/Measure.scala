@@ -170,7 +170,7 @@ object Measure {
   def json(df: Dataset[_], name: String, error: Option[String], resultRows: Option[Long]): String = {
     val qe = df.queryExecution
     val (built, n) = Normalizer.build(qe.optimizedPlan, name)
-    val program = built.copy(rules = arrnf.ArrnfExplainProvider.ruleReasons(qe.optimizedPlan))
+    val program = built.copy(rules = arrnf.ArrnfExplainProvider.ruleLines(qe))
     val physical = qe.executedPlan
     val isFinal = physical match {
       case a: AdaptiveSparkPlanExec => Some(Try(a.isFinalPlan).getOrElse(false))

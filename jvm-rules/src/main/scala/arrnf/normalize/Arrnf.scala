@@ -34,7 +34,7 @@ object Arrnf {
     } else {
       val plan = df.queryExecution.optimizedPlan
       val (p, index) = Normalizer.build(plan, name, withSql)
-      realize(p.copy(rules = arrnf.ArrnfExplainProvider.ruleReasons(plan)), Try(df.queryExecution.executedPlan).toOption, index)
+      realize(p.copy(rules = arrnf.ArrnfExplainProvider.ruleLines(df.queryExecution)), Try(df.queryExecution.executedPlan).toOption, index)
     }
 
   /** `p` with its realization in `physical`; `p` as it is when there is no plan or attributing fails.

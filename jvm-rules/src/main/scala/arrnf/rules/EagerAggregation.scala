@@ -271,7 +271,7 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
           (chosen, reason(chosen, in, out, read.get))
         case None =>
           val chosen = withOther(splits.head)
-          (chosen, s"${what(chosen)} (estimates unknown; minReduction is 0)")
+          (chosen, s"${what(chosen)} (the rows it removes before the joins unknown; minReduction is 0)")
       })
     }
 

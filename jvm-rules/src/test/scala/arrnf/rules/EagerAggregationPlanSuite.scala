@@ -49,7 +49,7 @@ class EagerAggregationPlanSuite extends EagerAggregationPlanTest {
       assert(input.output.map(o => o.name -> (o.dataType, o.nullable)).toMap == types)
 
       // The tags: the reason on the outer aggregate, `pre-aggregate` on the inner one.
-      assert(optimized.getTagValue(EagerAggregation.Tag).exists(_.contains("estimates unknown; minReduction is 0")))
+      assert(optimized.getTagValue(EagerAggregation.Tag).exists(_.contains("(the rows it removes before the joins unknown; minReduction is 0)")))
       assert(optimized.collect { case agg: Aggregate => agg.getTagValue(EagerAggregation.Tag) }(1).contains("pre-aggregate"))
       assert(EagerAggregation.reasonsIn(optimized).exists(_.startsWith("fired: pre-aggregating Table by [fk]")))
     }
@@ -82,7 +82,7 @@ class EagerAggregationPlanSuite extends EagerAggregationPlanTest {
       comparePlans(optimized, Aggregate(Seq(a, b), Seq(a, b, kept(input, "total", sumOf(total))),
         pre.join(d1, Inner, Some(s1 === k1)).join(d2, Inner, Some(s2 === k2))))
       assertSameTypedOutput(optimized, input)
-      assert(EagerAggregation.reasonsIn(optimized).exists(_.contains("by [s_d1, s_d2] (estimates unknown")))
+      assert(EagerAggregation.reasonsIn(optimized).exists(_.contains("by [s_d1, s_d2] (the rows it removes before the joins unknown")))
     }
   }
 
