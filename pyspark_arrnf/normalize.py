@@ -26,6 +26,6 @@ def arrnf(df_or_sql, spark=None, name: str = "query") -> Program:
     if isinstance(df_or_sql, str) and is_connect(spark):
         return Program.from_json(connect.program_json_of_text(spark, df_or_sql, name))
     df, spark = dataframe(df_or_sql, spark, "so it has no plan to normalize")
-    if not is_connect(spark):  # (the server's arrnf_json says it in its own words)
-        _jvm.planned(df, "there is no plan to normalize")
+    if not is_connect(spark) and not df.isStreaming:  # (the server's arrnf_json says it in its own words;
+        _jvm.planned(df, "there is no plan to normalize")  # a stream is not planned before it starts)
     return Program.from_json(_jvm.program_json(spark, df, name))

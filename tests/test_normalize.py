@@ -169,13 +169,13 @@ def test_str_is_the_jvm_text_form(spark, tpcds_db, use_db):
         raw = json.loads(api.json(df._jdf, name))
         p = Program.from_dict(raw)
         assert str(p) == raw["text"] == api.text(df._jdf, name)
-        assert str(p).startswith(f"-- ArrNF {name}: {len(p.blocks)} blocks, Spark builds {p.realized} stateful "
-                                 f"operators in {p.built_blocks} blocks (differential model: {p.arrangements} "
-                                 "arrangements), ")
+        assert str(p).splitlines()[0] == f"-- ArrNF {name}: {p.totals()}"
+        assert p.totals().startswith(f"{len(p.blocks)} blocks, Spark builds {p.realized} stateful operators")
         assert p.arrangements == raw["arrangements"] == sum(b.cost.arrangements for b in p.blocks)
         # what Spark builds: its stateful operators, each attributed to one block or to none
         own = [r for b in p.blocks for r in (b.realization or []) if not r["shared"]]
         assert 0 < len(own) <= p.realized and len({r["id"] for r in own}) == len(own)
+        assert p.outside_blocks == p.realized - len(own)
         assert p.built_blocks == sum(1 for b in p.blocks if any(not r["shared"] for r in b.realization or []))
         for b, rb in zip(p.blocks, raw["blocks"]):
             assert str(b) == rb["text"] and str(b).startswith(f"[{b.name}]  arrangements={b.cost.arrangements} ")
