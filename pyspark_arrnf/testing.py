@@ -187,7 +187,10 @@ def _comparable(df, exact: bool = True):
     exprs = []
     for f, name in zip(named.schema.fields, df.columns):
         t = f.dataType
-        nested = has(t.keyType, MapType) or has(t.valueType, MapType) if isinstance(t, MapType) else has(t, MapType)
+        if isinstance(t, MapType):  # a map of maps
+            nested = has(t.keyType, MapType) or has(t.valueType, MapType)
+        else:  # a map in an array or struct
+            nested = has(t, MapType)
         if nested:
             raise TypeError(f"assert_same_both_ways() cannot compare column {name!r} of type {t.simpleString()}: "
                             "a MAP inside another type has no order to compare by. Select it as something "

@@ -24,7 +24,7 @@ object Api {
   def unknownSetting(key: String): String = {
     import org.apache.spark.sql.arrnf.ArrnfSqlConf
     if (ArrnfSqlConf.Keys.contains(key)) null
-    else s"$key is not a setting of pyspark-arrnf" + ArrnfSqlConf.nearestKey(key).fold("")(k => s"; did you mean $k?")
+    else ArrnfSqlConf.notASetting(key)
   }
 
   /** `df` to run once and measure: itself where its plan has not run, else its query as a new

@@ -67,11 +67,9 @@ object ArrnfConf extends Logging {
    *  meant to turn off keeps firing). Asked once per planned query. */
   def warnUnknownSettings(conf: SQLConf = SQLConf.get): Unit =
     ArrnfSqlConf.unknownKeys(conf).foreach { key =>
-      if (warnedKeys.add(key)) {
-        val meant = ArrnfSqlConf.nearestKey(key).fold("")(k => s"; did you mean $k?")
-        logWarning(s"pyspark-arrnf: $key is not a setting of pyspark-arrnf and is ignored$meant " +
+      if (warnedKeys.add(key))
+        logWarning(s"pyspark-arrnf: ${ArrnfSqlConf.notASetting(key, " and is ignored")} " +
           "(SET -v lists its settings, under spark.arrnf.)")
-      }
     }
   private val warnedKeys = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
 

@@ -103,11 +103,18 @@ object ArrnfExplainProvider {
    *  that changed it (they leave no reason in the plan: Spark's planning tracker counts them). */
   def ruleLines(qe: org.apache.spark.sql.execution.QueryExecution): Seq[String] = {
     val said = Set("EagerAggregation", "FactorizeUnionOfJoins")
-    val names = ArrnfExtension.ruleNames.toSet
-    val changed = scala.util.Try(qe.tracker.rules.toSeq.collect {
-      case (name, summary) if names(name) && summary.numEffectiveInvocations > 0 => name.substring(name.lastIndexOf('.') + 1)
-    }.filterNot(said).sorted.map(r => s"$r changed the plan")).getOrElse(Nil)
+    val changed = scala.util.Try(changedRules(qe).filterNot(said).map(r => s"$r changed the plan")).getOrElse(Nil)
     ruleReasons(qe.optimizedPlan) ++ changed
+  }
+
+  /** The extension's rules (simple names, sorted) that changed the query's plan at least once,
+   *  from Spark's planning tracker. */
+  def changedRules(qe: org.apache.spark.sql.execution.QueryExecution): Seq[String] = {
+    qe.optimizedPlan
+    val names = ArrnfExtension.ruleNames.toSet
+    qe.tracker.rules.toSeq.collect {
+      case (name, summary) if names(name) && summary.numEffectiveInvocations > 0 => name.substring(name.lastIndexOf('.') + 1)
+    }.sorted
   }
 
   private val DescriptionCallers = Seq(

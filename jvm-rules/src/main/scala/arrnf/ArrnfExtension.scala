@@ -24,8 +24,8 @@ class ArrnfExtension extends (SparkSessionExtensions => Unit) {
   override def apply(ext: SparkSessionExtensions): Unit = {
     ArrnfConf.register() // the settings, so that SET checks them and SET -v lists them
     ArrnfExtension.operatorOptimizationRules.foreach(r => ext.injectOptimizerRule(_ => new GuardedRule(r)))
-    // (the first rule run once per query also warns of misspelled spark.arrnf.* keys)
-    ArrnfExtension.preCBORules.zipWithIndex.foreach { case (r, i) => ext.injectPreCBORule(_ => new GuardedRule(r, i == 0)) }
+    val settingsChecker = ArrnfExtension.preCBORules.head // run once per query: warns of misspelled spark.arrnf.* keys
+    ArrnfExtension.preCBORules.foreach(r => ext.injectPreCBORule(_ => new GuardedRule(r, checksSettings = r eq settingsChecker)))
     ArrnfFunctions.functions.foreach(ext.injectFunction)
     ArrnfFunctions.tableFunctions.foreach(ext.injectTableFunction)
   }

@@ -24,14 +24,8 @@ object PlanFacts {
   }
 
   /** The extension's rules (simple names) that changed this query's plan at least once. */
-  def firedRules(df: Dataset[_]): java.util.List[String] = {
-    df.queryExecution.optimizedPlan
-    val names = ArrnfExtension.ruleNames.toSet
-    df.queryExecution.tracker.rules.collect {
-      case (name, summary) if names(name) && summary.numEffectiveInvocations > 0 =>
-        name.substring(name.lastIndexOf('.') + 1)
-    }.toSeq.sorted.asJava
-  }
+  def firedRules(df: Dataset[_]): java.util.List[String] =
+    arrnf.ArrnfExplainProvider.changedRules(df.queryExecution).asJava
 
   /** Time spent in each of the extension's rules (simple names, milliseconds) while this query was
    *  optimized, as Spark's `QueryPlanningTracker` attributes it: the rules' own share of the

@@ -66,9 +66,9 @@ object Attribution {
   /** SQL metrics of `p` for one run of it: those Spark counted over two runs ([[markStages]]) halved. */
   def metricsOf(p: SparkPlan): Map[String, Long] =
     if (p.getTagValue(RanTwice).isEmpty) rawMetricsOf(p)
-    else Try(p.metrics.map { case (k, m) =>
-      k -> (if (PerRun(k) && m.metricType != "average") math.max(m.value, 0L) / 2 else math.max(m.value, 0L))
-    }).getOrElse(Map.empty)
+    else rawMetricsOf(p).map { case (k, v) =>
+      k -> (if (PerRun(k) && !p.metrics.get(k).exists(_.metricType == "average")) v / 2 else v)
+    }
 
   /** On a node Spark ran twice in one query: its stage feeds a range-partitioned shuffle (a global
    *  ORDER BY), whose partitioner first runs the stage to sample its ranges and then runs it again

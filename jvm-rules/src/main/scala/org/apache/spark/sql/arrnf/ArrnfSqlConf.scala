@@ -156,6 +156,11 @@ object ArrnfSqlConf extends Logging {
     }
   }
 
+  /** Why `key` (under `spark.arrnf.`) is none of the settings, with `consequence` (" and is
+   *  ignored") and the setting it probably meant. */
+  def notASetting(key: String, consequence: String = ""): String =
+    s"$key is not a setting of pyspark-arrnf$consequence" + nearestKey(key).fold("")(k => s"; did you mean $k?")
+
   /** The setting `key` was probably meant to be: one differing in case only, else the nearest
    *  within three edits. */
   def nearestKey(key: String): Option[String] = Keys.find(_.equalsIgnoreCase(key)).orElse {
