@@ -28,7 +28,7 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import ClassVar, Optional, Union
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 _NO_TEXT = ("ArrNF JSON without \"text\" fields: the extension jar is older than this pyspark-arrnf package "
             "(the JVM writes the text form). Rebuild the jar ('bash dev/setup') or install matching versions.")
@@ -259,7 +259,7 @@ class Operator(_Json):
     reuses: Optional[int]
     reason: str
     rows: Optional[int]
-    peak_memory: int
+    peak_memory: Optional[int]
     spill: int
     shuffle_bytes: int
     metrics: dict = field(default_factory=dict)
@@ -297,14 +297,15 @@ class Operator(_Json):
 class Measured(_Json):
     """A block's measured figures. ``rows`` and :attr:`bytes` are those of the state it holds (its
     principal operator's, :attr:`state_operator`: a final aggregate's groups, a broadcast relation's
-    rows and data size, a sort's rows); ``peak_memory`` (what Spark allocated), ``spill`` and
+    rows and data size, a sort's rows); ``peak_memory`` (what Spark allocated: None where it
+    measures no memory of any of them, a lower bound where it measures some only), ``spill`` and
     ``shuffle_bytes`` are sums over its own operators (``operators``, ids); ``ratio`` = measured
     bytes / estimated bytes (None without both)."""
 
     operators: list[int]
     shared_operators: list[int]
     rows: Optional[int]
-    peak_memory: int
+    peak_memory: Optional[int]
     spill: int
     shuffle_bytes: int
     ratio: Optional[float]
@@ -318,6 +319,13 @@ class Measured(_Json):
     def state_operator(self) -> Optional[int]:
         """The id of the operator whose state the block's ``rows`` and ``bytes`` are."""
         return self._later("state_operator")
+
+    @property
+    def peak_memory_unmeasured(self) -> list:
+        """Ids of its own operators that hold rows in memory Spark does not measure (a sort-merge
+        join, a window, an object hash aggregate): ``peak_memory`` is then a lower bound, or None
+        where no operator's memory is measured."""
+        return list(self._later("peak_memory_unmeasured") or [])
 
 
 @dataclass
@@ -347,6 +355,12 @@ class Measurement(_Json):
 
     def operator(self, i: int) -> Operator:
         return self.operators[i]
+
+    @property
+    def peak_memory_unmeasured(self) -> list:
+        """Ids of the operators whose memory Spark does not measure (their ``peak_memory`` is None):
+        the totals leave them out."""
+        return list(self._later("peak_memory_unmeasured") or [])
 
     @classmethod
     def from_dict(cls, d: dict) -> "Measurement":

@@ -149,6 +149,14 @@ def to_html(p: Program) -> str:
 _MEASURED_HEADERS = ("measured rows", "measured bytes", "peak memory", "spill", "shuffle", "measured/estimated")
 
 
+def _peak(m) -> str:
+    """A block's peak memory: ``unknown`` where Spark measures none of its operators' memory, ``≥``
+    where it measures some only."""
+    if m.peak_memory is None:
+        return "unknown"
+    return ("≥" if m.peak_memory_unmeasured else "") + _human(m.peak_memory, "B")
+
+
 def _measured_cells(p: Program, b) -> tuple:
     """The measured columns of a block's row, when the program was measured."""
     if p.measurement is None:
@@ -157,5 +165,5 @@ def _measured_cells(p: Program, b) -> tuple:
     if m is None:
         return ("",) * len(_MEASURED_HEADERS)
     return ("" if m.rows is None else _human(m.rows, ""), "" if m.bytes is None else _human(m.bytes, "B"),
-            _human(m.peak_memory, "B"), _human(m.spill, "B"),
+            _peak(m), _human(m.spill, "B"),
             _human(m.shuffle_bytes, "B"), "" if m.ratio is None else f"{m.ratio:.2f}")

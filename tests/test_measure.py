@@ -58,7 +58,12 @@ def check_attribution(spark, df, p: Program) -> None:
     assert mine == counts
     # attributed peak memory: block totals == the operators' own metrics
     own = [o for o in ops if not o.shared]
-    assert sum(b.measured.peak_memory for b in p.blocks) == p.measurement.peak_memory
+    assert sum(b.measured.peak_memory or 0 for b in p.blocks) == p.measurement.peak_memory
+    # unknown memory: only where Spark has no memory metric, and named
+    unmeasured = [o for o in own if o.peak_memory is None]
+    assert all("peakMemory" not in o.metrics and "buildDataSize" not in o.metrics and o.kind in ("join", "aggregate", "window")
+               for o in unmeasured), unmeasured
+    assert sorted(o.id for o in unmeasured) == sorted(p.measurement.peak_memory_unmeasured)
     assert p.measurement.peak_memory == sum(own_metric(o) for o in own if o.block is not None)
     assert p.measurement.unattributed_peak_memory == sum(own_metric(o) for o in own if o.block is None)
     assert sum(b.measured.spill for b in p.blocks) == sum(own_spill(o) for o in own if o.block)
@@ -444,3 +449,39 @@ def test_the_state_is_what_spark_held_under_a_limit_a_hash_join_and_a_rank_limit
     # (the final sort reads what each task's local limit kept: 3 rows a group a task)
     assert len(sorts) == 2 and sorted(s.state_rows for s in sorts)[1] == 20000 > sorted(s.state_rows for s in sorts)[0]
     assert top.measured.rows == 20000, str(top)
+
+
+def test_memory_spark_does_not_measure_is_unknown_not_zero(spark, conf):
+    """A window, an object hash aggregate and a sort-merge join hold rows in memory, but Spark has
+    no memory metric for them: their peak is unknown (None, ``peak=unknown``), and a block whose
+    sort Spark measures beside them shows a lower bound (``peak≥``), naming the operators left out."""
+    conf({"spark.sql.adaptive.enabled": False, "spark.sql.autoBroadcastJoinThreshold": -1})
+    spark.range(20000).selectExpr("id % 100 AS g", "id AS v", "CAST(id AS STRING) AS s").createOrReplaceTempView("mem_t")
+
+    p = measure("SELECT g, collect_list(s) AS l FROM mem_t GROUP BY g", spark=spark)
+    reduce = next(b for b in p.blocks if b.head and b.head.kind == "Reduce")
+    aggs = [p.measurement.operator(i) for i in reduce.measured.operators if p.measurement.operator(i).kind == "aggregate"]
+    assert aggs and all(o.node == "ObjectHashAggregate" and o.peak_memory is None and "peakMemory" not in o.metrics
+                        for o in aggs), aggs
+    assert reduce.measured.peak_memory is None and "peak=unknown" in str(reduce), str(reduce)
+    assert {o.id for o in aggs} <= set(reduce.measured.peak_memory_unmeasured)
+    assert set(p.measurement.peak_memory_unmeasured) >= {o.id for o in aggs}
+    assert "Spark measures no memory of" in str(p)
+    frame = operators_frame(p)
+    assert str(frame["peak_memory"].dtype) == "Int64" and frame["peak_memory"].isna().sum() == len(aggs)
+
+    p = measure("SELECT g, v, sum(v) OVER (PARTITION BY g ORDER BY v) AS c FROM mem_t", spark=spark)
+    window = next(p.measurement.operator(i) for b in p.blocks if b.measured for i in b.measured.operators
+                  if p.measurement.operator(i).kind == "window")
+    block = next(b for b in p.blocks if b.measured and window.id in b.measured.operators)
+    sort = next(p.measurement.operator(i) for i in block.measured.operators if p.measurement.operator(i).kind == "sort")
+    assert window.peak_memory is None and sort.peak_memory == sort.metrics["peakMemory"] > 0
+    assert block.measured.peak_memory == sort.peak_memory and block.measured.peak_memory_unmeasured == [window.id]
+    assert "peak≥" in str(block) and f"Spark measures no memory of {window.id} Window" in str(block), str(block)
+    from pyspark_arrnf.views import _peak  # the notebook view's cell
+    assert _peak(block.measured).startswith("≥") and _peak(reduce.measured) == "unknown"
+
+    p = measure("SELECT /*+ MERGE(b) */ a.v, b.v FROM mem_t a JOIN mem_t b ON a.v = b.v", spark=spark)
+    smj = next(o for o in p.measurement.operators if o.node == "SortMergeJoin")
+    assert smj.peak_memory is None
+    assert smj.id in p.measurement.peak_memory_unmeasured

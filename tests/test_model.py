@@ -47,8 +47,8 @@ def test_other_format_checks():
     d = json.loads(EXAMPLE_JSON)
     with pytest.raises(ValueError, match="not an ArrNF program"):
         Program.from_dict({**d, "format": "other"})
-    with pytest.raises(ValueError, match="version 3 is newer"):
-        Program.from_dict({**d, "version": 3})
+    with pytest.raises(ValueError, match="version 4 is newer"):
+        Program.from_dict({**d, "version": 4})
 
 
 def test_measured_report():

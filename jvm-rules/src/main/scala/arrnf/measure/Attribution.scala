@@ -10,10 +10,10 @@ import org.apache.spark.sql.catalyst.plans.physical.RangePartitioning
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.execution.{CollectLimitExec, ColumnarToRowExec, GlobalLimitExec, InputAdapter, LocalLimitExec, ProjectExec, ReusedSubqueryExec, SortExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
-import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
+import org.apache.spark.sql.execution.aggregate.{BaseAggregateExec, SortAggregateExec}
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
-import org.apache.spark.sql.execution.joins.{BaseJoinExec, BroadcastNestedLoopJoinExec, HashJoin, ShuffledHashJoinExec}
+import org.apache.spark.sql.execution.joins.{BaseJoinExec, BroadcastHashJoinExec, BroadcastNestedLoopJoinExec, HashJoin, ShuffledHashJoinExec}
 import org.apache.spark.sql.execution.window.WindowExecBase
 import org.apache.spark.sql.types.DecimalType
 
@@ -49,7 +49,7 @@ object Attribution {
       reuses: Option[Int],
       reason: String,
       rows: Option[Long],
-      peakMemory: Long,
+      peakMemory: Option[Long],
       spill: Long,
       shuffleBytes: Long,
       metrics: Map[String, Long],
@@ -192,6 +192,19 @@ object Attribution {
 
   /** The stateful operator kind of `p`, if it holds state: the one classification, which
    *  `PlanFacts.physicalCounts` counts with too. */
+  /** The memory `p` allocated, by its one-run metrics `m`: None where Spark measures none of an
+   *  operator that holds rows in memory (a sort-merge join's rows of one key, a window's partition,
+   *  an object hash aggregate's map, a cartesian product's buffer): unknown, not 0. */
+  def memoryOf(p: SparkPlan, m: Map[String, Long]): Option[Long] = p match {
+    case _: BroadcastExchangeLike => m.get("dataSize") // the relation each executor holds
+    case _ if m.contains("peakMemory") || m.contains("buildDataSize") =>
+      Some(m.getOrElse("peakMemory", 0L) + m.getOrElse("buildDataSize", 0L))
+    case _: ShuffleExchangeLike => Some(0L) // its rows are on disk: shuffle bytes
+    case _: BroadcastHashJoinExec | _: BroadcastNestedLoopJoinExec => Some(0L) // its table is the broadcast's
+    case _: SortAggregateExec => Some(0L) // one group at a time, over sorted input
+    case _ => None
+  }
+
   def kindOf(p: SparkPlan): Option[String] = p match {
     case _: ShuffleExchangeLike => Some("exchange")
     case _: BroadcastExchangeLike => Some("broadcast")
@@ -235,10 +248,7 @@ object Attribution {
       val m = metricsOf(p)
       val rows = m.get("numOutputRows").orElse(m.get("shuffleRecordsWritten"))
       val twice = p.getTagValue(RanTwice).isDefined
-      val peak = if (shared) 0L else p match {
-        case _: BroadcastExchangeLike => m.getOrElse("dataSize", 0L)
-        case _ => m.getOrElse("peakMemory", 0L) + m.getOrElse("buildDataSize", 0L)
-      }
+      val peak = if (shared) Some(0L) else memoryOf(p, m)
       val spill = if (shared) 0L else m.getOrElse("spillSize", 0L)
       val shuffle = if (shared) 0L else m.getOrElse("shuffleBytesWritten", 0L)
       val (stateRows, stateBytes) = Try(stateOf(p, m)).getOrElse((None, None))

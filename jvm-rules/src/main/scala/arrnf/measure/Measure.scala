@@ -24,7 +24,7 @@ import arrnf.render.{JsonFormat, TextFormat}
  * Figures per operator: `rows` (numOutputRows, or shuffleRecordsWritten for a shuffle), the rows
  * and bytes of the state it holds ([[Attribution.stateOf]]), `peakMemory` (the operator's
  * peakMemory metric; buildDataSize for a shuffled hash join's hash table; dataSize for a broadcast,
- * the relation every executor holds), `spill` (spillSize), `shuffleBytes` (shuffleBytesWritten).
+ * the relation every executor holds; None, unknown, where Spark measures none: [[Attribution.memoryOf]]), `spill` (spillSize), `shuffleBytes` (shuffleBytesWritten).
  * Spark sums peakMemory over tasks, so the figure is the sum of each task's peak. A block's measured
  * rows and bytes are its arrangement's: those of its principal operator's state; its peak memory
  * (allocation) is the sum over its own (non-shared) operators, a column of its own.
@@ -36,7 +36,7 @@ object Measure {
     "id" -> JInt(o.id), "node" -> JString(o.node), "kind" -> JString(o.kind),
     "block" -> o.block.map(JString(_)).getOrElse(JNull), "shared" -> JBool(o.shared),
     "reuses" -> o.reuses.map(i => JInt(i)).getOrElse(JNull), "reason" -> JString(o.reason),
-    "rows" -> o.rows.map(JLong(_)).getOrElse(JNull), "peak_memory" -> JLong(o.peakMemory),
+    "rows" -> o.rows.map(JLong(_)).getOrElse(JNull), "peak_memory" -> o.peakMemory.map(JLong(_)).getOrElse(JNull),
     "spill" -> JLong(o.spill), "shuffle_bytes" -> JLong(o.shuffleBytes), "what" -> JString(o.what),
     "state_rows" -> o.stateRows.map(JLong(_)).getOrElse(JNull), "state_bytes" -> o.stateBytes.map(JLong(_)).getOrElse(JNull),
     "ran_twice" -> JBool(o.ranTwice), "limited_above" -> JBool(o.limitedAbove),
@@ -50,7 +50,14 @@ object Measure {
     val rows: Option[Long] = main.flatMap(_.stateRows)
     val bytes: Option[Long] = main.flatMap(_.stateBytes)
     val ratio: Option[Double] = for (e <- estimatedBytes; m <- bytes) yield m.toDouble / e
-    val peak: Long = own.map(_.peakMemory).sum
+    /** Own operators that hold rows in memory but whose memory Spark does not measure. */
+    val unmeasured: Seq[Op] = own.filter(_.peakMemory.isEmpty)
+    /** Sum of the measured memory; None where the operators Spark measured hold none (a window's
+     *  exchange's 0 beside the window itself: "≥0B" says nothing). */
+    val peak: Option[Long] = {
+      val known = own.flatMap(_.peakMemory).sum
+      if (unmeasured.nonEmpty && known == 0) None else Some(known)
+    }
     val spill: Long = own.map(_.spill).sum
     val shuffle: Long = own.map(_.shuffleBytes).sum
 
@@ -60,7 +67,8 @@ object Measure {
       "rows" -> rows.map(JLong(_)).getOrElse(JNull),
       "bytes" -> bytes.map(JLong(_)).getOrElse(JNull),
       "state_operator" -> main.map(o => JInt(o.id)).getOrElse(JNull),
-      "peak_memory" -> JLong(peak),
+      "peak_memory" -> peak.map(JLong(_)).getOrElse(JNull),
+      "peak_memory_unmeasured" -> JArray(unmeasured.map(o => JInt(o.id)).toList),
       "spill" -> JLong(spill),
       "shuffle_bytes" -> JLong(shuffle),
       "ratio" -> ratio.map(JDouble(_)).getOrElse(JNull))
@@ -69,7 +77,7 @@ object Measure {
     def line: String = {
       val h = TextFormat.human _
       val parts = rows.map(r => s"rows=${h(r, "")}").toSeq ++ bytes.map(b => s"bytes=${h(b, "B")}") ++
-        Seq(s"peak=${h(peak, "B")}", s"spill=${h(spill, "B")}", s"shuffle=${h(shuffle, "B")}") ++
+        Seq(peakText, s"spill=${h(spill, "B")}", s"shuffle=${h(shuffle, "B")}") ++
         ratio.map(r => "ratio=" + String.format(java.util.Locale.ROOT, "%.2f", Double.box(r)))
       val ids = if (own.isEmpty) "none" else own.map(_.id).mkString(", ")
       val alsoShared = if (shared.isEmpty) "" else "; shared " + shared.map(_.id).mkString(", ")
@@ -78,7 +86,16 @@ object Measure {
         " twice, first to sample the ranges of the range shuffle it feeds: one run's figures" else ""
       val limited = main.filter(o => o.limitedAbove && o.stateRows.isEmpty)
         .fold("")(o => s"; rows unknown: a LIMIT above ${o.id} stopped reading its ${if (o.kind == "window") "rows" else "groups"}")
-      "measured: " + parts.mkString("  ") + s" (operators $ids$alsoShared$of$twice$limited)"
+      val noMemory = if (unmeasured.isEmpty) "" else "; Spark measures no memory of " +
+        unmeasured.map(o => s"${o.id} ${o.node}").mkString(", ")
+      "measured: " + parts.mkString("  ") + s" (operators $ids$alsoShared$of$twice$limited$noMemory)"
+    }
+
+    /** `peak=`: the sum Spark measured; `≥` where an operator's memory is not measured; unknown where none is. */
+    private def peakText: String = peak match {
+      case None => "peak=unknown"
+      case Some(b) if unmeasured.nonEmpty => s"peak≥${TextFormat.human(b, "B")}"
+      case Some(b) => s"peak=${TextFormat.human(b, "B")}"
     }
   }
 
@@ -124,14 +141,17 @@ object Measure {
     val figs = p.blocks.map(b => b.name -> figures(b, ops)).toMap
     val attributed = ops.filter(o => o.block.isDefined && !o.shared)
     val unattributed = ops.filter(_.block.isEmpty)
-    val peak = attributed.map(_.peakMemory).sum
-    val unattributedPeak = unattributed.filterNot(_.shared).map(_.peakMemory).sum
+    val peak = attributed.flatMap(_.peakMemory).sum
+    val unattributedPeak = unattributed.filterNot(_.shared).flatMap(_.peakMemory).sum
+    val unmeasured = ops.filter(_.peakMemory.isEmpty)
     val spill = attributed.map(_.spill).sum
     val shuffle = attributed.map(_.shuffleBytes).sum
     val h = TextFormat.human _
     val summary = (Seq(s"-- measured: ${ops.size} stateful operators, ${unattributed.size} unattributed, " +
-      s"peak memory ${h(peak, "B")} attributed + ${h(unattributedPeak, "B")} unattributed, spill ${h(spill, "B")}, " +
-      s"shuffle ${h(shuffle, "B")}" + run.batchId.map(b => s", micro-batch $b").getOrElse("") +
+      s"peak memory ${h(peak, "B")} attributed + ${h(unattributedPeak, "B")} unattributed" +
+      (if (unmeasured.isEmpty) "" else " (and unknown: Spark measures no memory of " +
+        unmeasured.map(o => s"${o.id} ${o.node}").mkString(", ") + ")") +
+      s", spill ${h(spill, "B")}, shuffle ${h(shuffle, "B")}" + run.batchId.map(b => s", micro-batch $b").getOrElse("") +
       run.resultRows.map(r => s", $r result rows").getOrElse("")) ++
       run.error.map(e => s"-- the query FAILED: $e") ++
       unattributed.map(o => s"--   unattributed #${o.id} ${o.node}: ${o.reason}")).mkString("\n")
@@ -143,6 +163,7 @@ object Measure {
       "unattributed" -> JArray(unattributed.map(o => JInt(o.id)).toList),
       "peak_memory" -> JLong(peak),
       "unattributed_peak_memory" -> JLong(unattributedPeak),
+      "peak_memory_unmeasured" -> JArray(unmeasured.map(o => JInt(o.id)).toList),
       "spill" -> JLong(spill),
       "shuffle_bytes" -> JLong(shuffle),
       "status" -> JString(if (run.error.isDefined) "failed" else "ok"),
@@ -213,7 +234,7 @@ object Measure {
         case None => (m.get("numTotalStateRows"), m.getOrElse("stateMemory", 0L))
       }
       Op(i, s.nodeName, "state", b, shared = false, None,
-        if (b.isDefined) "logical link" else "its logical node is in no block", rows, peak, 0L, 0L, m, "state store",
+        if (b.isDefined) "logical link" else "its logical node is in no block", rows, Some(peak), 0L, 0L, m, "state store",
         stateRows = rows, stateBytes = Some(peak))
     }
     val error = q.exception.map(e => firstLine(e.getMessage, e))

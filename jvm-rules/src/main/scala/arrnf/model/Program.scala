@@ -17,7 +17,7 @@ package arrnf.model
  */
 object Program {
   /** Bump when the JSON form changes incompatibly (docs/arrnf-json.md). */
-  val FormatVersion = 2
+  val FormatVersion = 3
 }
 
 /**
