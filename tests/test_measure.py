@@ -153,6 +153,28 @@ def test_measuring_does_not_change_results(spark, tpch_db, tpcds_db, use_db, kin
     assert counted.measurement.result_rows == len(plain) and counted.measurement.rows is None
 
 
+def test_a_cache_the_measured_run_builds_is_its_own_state(spark):
+    """A cache not materialized before the run is built by it: the run's own state (not shared),
+    with the rows and bytes Spark's storage holds for it, and its memory in the block's peak. Read
+    again, it is an existing arrangement (shared)."""
+    cached = spark.range(0, 20000).selectExpr("id % 20 as k", "id as v").cache()
+    try:
+        df = cached.groupBy("k").count()
+        p = measure(df)
+        cache = next(o for o in p.measurement.operators if o.kind == "cache")
+        rdd = next(r for r in spark.sparkContext._jsc.sc().getRDDStorageInfo() if r.numCachedPartitions() > 0)
+        assert not cache.shared and "built by this query's first run" in cache.reason, cache
+        assert cache.state_rows == 20000 and cache.state_bytes == rdd.memSize() + rdd.diskSize() > 0, cache
+        assert cache.peak_memory == rdd.memSize() and cache.id in p[cache.block].measured.operators
+        assert p[cache.block].measured.peak_memory >= cache.peak_memory
+
+        again = measure(cached.groupBy("k").count())
+        cache = next(o for o in again.measurement.operators if o.kind == "cache")
+        assert cache.shared and cache.peak_memory == 0 and "existing arrangement" in cache.reason, cache
+    finally:
+        cached.unpersist()
+
+
 def test_failing_query_reports_failure_and_keeps_measurements(spark, conf):
     conf({"spark.sql.ansi.enabled": "true"})
     sql = ("select g, sum(k) / (g - 2) as r from (select id % 5 as g, id as k from range(0, 5000)) t "

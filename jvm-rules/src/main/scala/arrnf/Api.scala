@@ -35,7 +35,9 @@ object Api {
       case a: org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec => a.isFinalPlan
       case p => p.exists(_.metrics.values.exists(_.value > 0))
     }
-    if (ran) org.apache.spark.sql.arrnf.DatasetOfPlan(df.sparkSession, df.queryExecution.logical) else df.toDF()
+    val toRun = if (ran) org.apache.spark.sql.arrnf.DatasetOfPlan(df.sparkSession, df.queryExecution.logical) else df.toDF()
+    arrnf.measure.Attribution.noteCachesToBuild(toRun.queryExecution)
+    toRun
   }
 
   /** The ArrNF program of `df`'s optimized plan as JSON (docs/arrnf-json.md), texts included. */

@@ -11,7 +11,8 @@ import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.execution.{CollectLimitExec, ColumnarToRowExec, GlobalLimitExec, InputAdapter, LocalLimitExec, ProjectExec, ReusedSubqueryExec, SortExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
 import org.apache.spark.sql.execution.aggregate.{BaseAggregateExec, SortAggregateExec}
-import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
+import org.apache.spark.sql.execution.QueryExecution
+import org.apache.spark.sql.execution.columnar.{InMemoryRelation, InMemoryTableScanExec}
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
 import org.apache.spark.sql.execution.joins.{BaseJoinExec, BroadcastHashJoinExec, BroadcastNestedLoopJoinExec, HashJoin, ShuffledHashJoinExec}
 import org.apache.spark.sql.execution.window.WindowExecBase
@@ -187,11 +188,10 @@ object Attribution {
       (groups, for (g <- groups; size <- shuffledRowSize(a.child)) yield math.round(g * size))
     // A window holds each partition's rows; Spark counts none of its own: those it reads.
     case w: WindowExecBase => (m.get("numOutputRows").orElse(rowsOf(w.child)), None)
+    case i: InMemoryTableScanExec => cacheSize(i).fold((m.get("numOutputRows"), Option.empty[Long])) { case (r, mem, disk) => (Some(r), Some(mem + disk)) }
     case _ => (m.get("numOutputRows"), None)
   }
 
-  /** The stateful operator kind of `p`, if it holds state: the one classification, which
-   *  `PlanFacts.physicalCounts` counts with too. */
   /** The memory `p` allocated, by its one-run metrics `m`: None where Spark measures none of an
    *  operator that holds rows in memory (a sort-merge join's rows of one key, a window's partition,
    *  an object hash aggregate's map, a cartesian product's buffer): unknown, not 0. */
@@ -202,9 +202,25 @@ object Attribution {
     case _: ShuffleExchangeLike => Some(0L) // its rows are on disk: shuffle bytes
     case _: BroadcastHashJoinExec | _: BroadcastNestedLoopJoinExec => Some(0L) // its table is the broadcast's
     case _: SortAggregateExec => Some(0L) // one group at a time, over sorted input
+    case i: InMemoryTableScanExec => cacheSize(i).map(_._2) // the batches it built, in memory (shared: counted where built)
     case _ => None
   }
 
+  /** Rows and bytes of a materialized cache: its rows, and its blocks' bytes in memory and on disk
+   *  as Spark's storage holds them (compressed columns: not the cache's own size statistic, which
+   *  counts the values uncompressed). */
+  private def cacheSize(i: InMemoryTableScanExec): Option[(Long, Long, Long)] = {
+    val b = i.relation.cacheBuilder
+    if (!b.isCachedColumnBuffersLoaded) None
+    else Try {
+      val id = b.cachedColumnBuffers.id
+      val held = i.session.sparkContext.getRDDStorageInfo.find(_.id == id)
+      for (r <- i.relation.computeStats().rowCount; h <- held) yield (r.toLong, h.memSize, h.diskSize)
+    }.toOption.flatten
+  }
+
+  /** The stateful operator kind of `p`, if it holds state: the one classification, which
+   *  `PlanFacts.physicalCounts` counts with too. */
   def kindOf(p: SparkPlan): Option[String] = p match {
     case _: ShuffleExchangeLike => Some("exchange")
     case _: BroadcastExchangeLike => Some("broadcast")
@@ -215,7 +231,21 @@ object Attribution {
     case _ => None
   }
 
-  private[measure] final class Walker(n: BlockIndex) {
+  /** The caches each query to measure found not materialized before it ran (by identity), so that
+   *  they count as its own state once it has built them ([[noteCachesToBuild]]). */
+  private val cachesToBuild =
+    java.util.Collections.synchronizedMap(new java.util.WeakHashMap[QueryExecution, java.util.Set[AnyRef]]())
+
+  /** Before `qe` runs: notes the caches it reads that are not materialized yet. After the run Spark
+   *  says they are loaded, but this run built them: its own state, not an existing arrangement. */
+  def noteCachesToBuild(qe: QueryExecution): Unit = Try {
+    val unbuilt = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[AnyRef, java.lang.Boolean]())
+    qe.optimizedPlan.collectWithSubqueries { case r: InMemoryRelation => r.cacheBuilder }
+      .filterNot(_.isCachedColumnBuffersLoaded).foreach(unbuilt.add)
+    cachesToBuild.put(qe, unbuilt)
+  }
+
+  private[measure] final class Walker(n: BlockIndex, builtByRun: java.util.Set[AnyRef] = java.util.Collections.emptySet()) {
     val ops = mutable.ArrayBuffer[Op]()
     private val seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap[SparkPlan, java.lang.Boolean]())
     private val idOf = new java.util.IdentityHashMap[SparkPlan, Integer]()
@@ -272,8 +302,8 @@ object Attribution {
           pendingReuse += ((id, r.child))
           return
         case i: InMemoryTableScanExec =>
-          // Not materialized yet, the cache is built by this query's first run.
-          val built = i.relation.cacheBuilder.isCachedColumnBuffersLoaded
+          // Not materialized before the run (or still not: the run failed), the cache is built by this run.
+          val built = i.relation.cacheBuilder.isCachedColumnBuffersLoaded && !builtByRun.contains(i.relation.cacheBuilder)
           emit(i, parent, "cache", ctx, shared = built, s"cached relation ${i.relation.cacheBuilder.tableName.getOrElse("")}".trim +
             (if (built) ": an existing arrangement" else ": built by this query's first run (not materialized yet)"))
           return
@@ -328,9 +358,9 @@ object Attribution {
   }
 
   /** The stateful operators of `physical`, attributed to the blocks of `n` (the normalized plan's index). */
-  def operators(physical: SparkPlan, n: BlockIndex): Seq[Op] = {
+  def operators(physical: SparkPlan, n: BlockIndex, qe: Option[QueryExecution] = None): Seq[Op] = {
     markStages(physical)
-    val w = new Walker(n)
+    val w = new Walker(n, qe.flatMap(q => Option(cachesToBuild.get(q))).getOrElse(java.util.Collections.emptySet()))
     w.visit(physical, None, "the query's root")
     w.finish()
   }

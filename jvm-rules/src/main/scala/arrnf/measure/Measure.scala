@@ -197,7 +197,7 @@ object Measure {
       case a: AdaptiveSparkPlanExec => Some(Try(a.isFinalPlan).getOrElse(false))
       case _ => None
     }
-    report(program, operators(physical, n), Run(error, resultRows, finalPlan = isFinal))
+    report(program, operators(physical, n, Some(qe)), Run(error, resultRows, finalPlan = isFinal))
   }
 
   /** Runs `df` without bringing its rows to the driver (every partition is read, rows dropped). */

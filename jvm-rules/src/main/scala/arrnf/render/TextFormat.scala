@@ -150,7 +150,7 @@ object TextFormat {
   private def get(g: GetLeaf, sb: java.lang.StringBuilder): Unit = {
     sb.append("Get ").append(g.name)
     g.source match {
-      case Source.Cache => sb.append(" (cached: existing arrangement)")
+      case Source.Cache => sb.append(" (cached: an arrangement kept across queries)")
       case Source.Stream => sb.append(" (stream)")
       case _ =>
     }
