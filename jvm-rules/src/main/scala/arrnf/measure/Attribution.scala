@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.catalyst.plans.physical.RangePartitioning
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
-import org.apache.spark.sql.execution.{CollectLimitExec, ColumnarToRowExec, GlobalLimitExec, InputAdapter, LocalLimitExec, ProjectExec, ReusedSubqueryExec, SortExec, SparkPlan, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.{CollectLimitExec, ColumnarToRowExec, GlobalLimitExec, InputAdapter, LocalLimitExec, ProjectExec, ReusedSubqueryExec, SortExec, SparkPlan, TakeOrderedAndProjectExec, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
 import org.apache.spark.sql.execution.aggregate.{BaseAggregateExec, SortAggregateExec}
 import org.apache.spark.sql.execution.QueryExecution
@@ -188,6 +188,8 @@ object Attribution {
       (groups, for (g <- groups; size <- shuffledRowSize(a.child)) yield math.round(g * size))
     // A window holds each partition's rows; Spark counts none of its own: those it reads.
     case w: WindowExecBase => (m.get("numOutputRows").orElse(rowsOf(w.child)), None)
+    // Each task keeps its best limit + offset rows, shuffled to one partition (none: one partition only, rows unknown).
+    case _: TakeOrderedAndProjectExec => (m.get("shuffleRecordsWritten").filter(_ > 0), None)
     case i: InMemoryTableScanExec => cacheSize(i).fold((m.get("numOutputRows"), Option.empty[Long])) { case (r, mem, disk) => (Some(r), Some(mem + disk)) }
     case _ => (m.get("numOutputRows"), None)
   }
@@ -224,7 +226,7 @@ object Attribution {
   def kindOf(p: SparkPlan): Option[String] = p match {
     case _: ShuffleExchangeLike => Some("exchange")
     case _: BroadcastExchangeLike => Some("broadcast")
-    case _: SortExec => Some("sort")
+    case _: SortExec | _: TakeOrderedAndProjectExec => Some("sort")
     case _: BaseJoinExec => Some("join")
     case _: BaseAggregateExec => Some("aggregate")
     case _: WindowExecBase => Some("window")

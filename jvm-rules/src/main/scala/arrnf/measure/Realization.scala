@@ -1,6 +1,6 @@
 package arrnf.measure
 
-import org.apache.spark.sql.execution.{SortExec, SparkPlan}
+import org.apache.spark.sql.execution.{SortExec, SparkPlan, TakeOrderedAndProjectExec}
 import org.apache.spark.sql.execution.aggregate.{BaseAggregateExec, HashAggregateExec, ObjectHashAggregateExec, SortAggregateExec}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{Complete, Final, Partial, PartialMerge}
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
@@ -50,6 +50,7 @@ object Realization {
         else modes.mkString("/")
       s"$map ($mode)"
     case _: WindowExecBase => "window buffer"
+    case t: TakeOrderedAndProjectExec => s"top-${t.limit} rows per task" // (its limit counts the offset)
     case other => other.nodeName
   }
 
