@@ -16,6 +16,7 @@ from soundness import (  # noqa: E402  (tests/ is not a package)
     ANSI_OFF, ANSI_ON, FAILING_INTEGRAL, both_ways,
     views,  # noqa: F401  (fixtures)
 )
+from pyspark_arrnf.testing import assert_same_both_ways  # noqa: E402
 
 
 def test_double_negation_of_decimal_38_keeps_sparks_rounding(spark, views):
@@ -144,3 +145,38 @@ def test_a_max_of_a_key_is_not_folded_where_the_plan_has_a_predicate_and_can_fai
     safe = q.replace("CASE WHEN k = 4 THEN raise_error('boom') ELSE k END", "k")
     _, _, safe_plan, _ = both_ways(spark, safe)
     assert "max(" not in safe_plan, safe_plan
+
+
+@pytest.fixture(scope="module")
+def parquet_tables(spark, tmp_path_factory):
+    """An empty and a 3-row Parquet table of a nullable INT `k`: files, so that Spark cannot see the
+    empty one is empty while it plans (it would over a `range(0)`)."""
+    d = tmp_path_factory.mktemp("fold_constant")
+    spark.createDataFrame([], "k INT").write.parquet(str(d / "empty"))
+    spark.createDataFrame([(1,), (2,), (None,)], "k INT").write.parquet(str(d / "full"))
+    spark.read.parquet(str(d / "empty")).createOrReplaceTempView("fold_empty")
+    spark.read.parquet(str(d / "full")).createOrReplaceTempView("fold_full")
+
+
+@pytest.mark.parametrize("q,settings", [
+    ("SELECT 1 DIV (x - x) AS y FROM (SELECT coalesce(k, 0) AS x FROM fold_empty)", ANSI_ON),
+    ("SELECT element_at(array(1, 2), x - x) AS y FROM (SELECT coalesce(k, 0) AS x FROM fold_empty)", ANSI_OFF),
+    ("SELECT 1 DIV (x - x) AS y FROM (SELECT coalesce(k, 0) AS x FROM fold_empty) UNION ALL SELECT k FROM fold_full",
+     ANSI_ON),
+    ("SELECT k, 10 DIV (max(3) - 3) AS y FROM fold_empty GROUP BY k", ANSI_ON),
+], ids=["div_over_empty", "element_at_ansi_off", "union_with_empty_branch", "aggregate_literal"])
+def test_a_fold_makes_no_failing_expression_constant(spark, conf, parquet_tables, q, settings):
+    """Folded to a literal, `x - x` (or `max(3)`) made `1 DIV 0` a constant, which Spark's constant
+    folding evaluated while planning: DIVIDE_BY_ZERO (INVALID_INDEX_OF_ZERO) where vanilla Spark
+    returns the rows (a tester). No rule folds there; the results are the same both ways."""
+    conf(settings)
+    on, off = assert_same_both_ways(spark, q)
+    assert on.error is None and off.error is None, (on.error, off.error)
+
+
+def test_a_fold_under_a_sum_that_can_overflow_still_folds(spark, conf, parquet_tables):
+    """An aggregate's own overflow (ANSI `sum`) happens over rows, never while Spark plans: it does
+    not stop the fold of `max(k)` by its key."""
+    conf(ANSI_ON)
+    on, _, on_plan, off_plan = both_ways(spark, "SELECT k, max(k) AS m, sum(k) AS s FROM fold_full GROUP BY k")
+    assert "max(" not in on_plan and "max(" in off_plan, on_plan

@@ -19,7 +19,7 @@ import org.apache.spark.sql.types._
  *  - '''can it fail?''' A law that drops an evaluation (`x - x = 0`, `Q EXCEPT ALL Q = ∅`) or moves
  *    it onto more rows (factorization) must not remove or add an error. [[canFail]] is a whitelist,
  *    audited against Spark 4.3's expression classes: what is not listed may fail. Listed: columns,
- *    literals, null tests, boolean logic, comparisons, `if`/`case`/`coalesce`/`in`; arithmetic on
+ *    literals, `rand`/`randn`, null tests, boolean logic, comparisons, `if`/`case`/`coalesce`/`in`; arithmetic on
  *    numbers only where it cannot raise (LEGACY or TRY mode; `+ - *` on FLOAT/DOUBLE in any mode;
  *    `/ % div pmod` by a non-zero literal on non-decimal numbers; decimal `+ - *`, and `/` by a
  *    non-zero literal, whose result precision Spark did not cap at 38); casts that are up-casts or
@@ -54,6 +54,21 @@ object Effects {
     case _: Filter => true
     case j: Join => j.condition.isDefined
     case p => p.subqueries.nonEmpty
+  }
+
+  /** Whether an expression of `plan` that Spark's constant folding could evaluate while planning,
+   *  once its inputs are constants, may fail: any but an aggregate's own result (`sum` overflows
+   *  over rows, never while planning; its argument is checked). A rewrite that makes a value
+   *  constant must not make such an expression constant: `1 div (x - x)` folded to `1 div 0`
+   *  raises DIVIDE_BY_ZERO while Spark plans a query over an empty table, which returns no rows. */
+  def canFailOnceConstant(plan: LogicalPlan): Boolean =
+    plan.exists(p => p.subqueries.nonEmpty || p.expressions.exists(scalarCanFail))
+
+  private def scalarCanFail(e: Expression): Boolean = {
+    val aggregates = e.collect { case a: AggregateExpression => a }
+    if (aggregates.isEmpty) canFail(e)
+    else canFail(e.transformDown { case a: AggregateExpression => AttributeReference("aggregate", a.dataType, a.nullable)() }) ||
+      aggregates.exists(a => a.aggregateFunction.children.exists(scalarCanFail) || a.filter.exists(scalarCanFail))
   }
 
   /** Whether two evaluations of `plan` may give different rows (or different row orders into a sampler). */
@@ -167,6 +182,7 @@ object Effects {
 
   private def cannotFail(e: Expression): Boolean = e match {
     case _: Attribute | _: Literal | _: BoundReference => true
+    case _: Rand | _: Randn => true // a seed literal; a double in [0, 1) or a normal draw
     case _: Alias | _: IsNull | _: IsNotNull | _: Not | _: And | _: Or | _: Coalesce | _: If | _: CaseWhen |
          _: EqualTo | _: EqualNullSafe | _: LessThan | _: LessThanOrEqual | _: GreaterThan |
          _: GreaterThanOrEqual | _: In | _: InSet | _: IsNaN | _: AtLeastNNonNulls |

@@ -32,20 +32,28 @@ import arrnf.catalyst.Effects
  * expression is added or evaluated more often; the dropped ones cannot raise (a literal or a key
  * already computed for grouping). Deterministic only: the grouping expression and the argument are
  * the same deterministic expression. Streaming aggregates are left alone. Errors elsewhere: the
- * folded key is an alias Spark reasons with, which may let it drop a failing part of the plan:
- * where the plan has a filter or join condition, it folds only if nothing in it can fail.
+ * folded key is an alias Spark reasons with, which may let it drop a failing part of the plan, and
+ * a folded literal may make an expression above it constant, which Spark's constant folding then
+ * evaluates while planning (`10 div (max(3) - 3)` over an empty table raises DIVIDE_BY_ZERO where
+ * vanilla Spark returns no rows): it folds to a literal only if, once folded, no expression Spark
+ * could evaluate while planning can fail, and folds at all only if, where the plan has a filter or
+ * join condition, nothing in it can fail.
  */
 object FoldAggregateValueTerms extends Rule[LogicalPlan] {
 
   // A key in place of max(key) is an alias Spark's constraint propagation reads (`m > 5 AND k < 3`
-  // above becomes a contradiction, and Spark drops the aggregate's input with its errors): where
-  // the plan has a predicate and any part of it can fail, nothing is folded (FoldValueTerms likewise).
+  // above becomes a contradiction, and Spark drops the aggregate's input with its errors); a literal
+  // in place of min(3) makes `10 div (min(3) - 3)` a constant Spark evaluates while planning: nothing
+  // is folded where either can happen to an expression that can fail (FoldValueTerms likewise).
   override def apply(plan: LogicalPlan): LogicalPlan = {
-    val folded = fold(plan)
-    if ((folded eq plan) || (Effects.hasPredicate(plan) && Effects.canFail(folded))) plan else folded
+    var literal = false // min(3) folded to 3: a constant for Spark's later rules
+    val folded = fold(plan, () => literal = true)
+    if ((folded eq plan) || (literal && Effects.canFailOnceConstant(folded)) ||
+      (Effects.hasPredicate(plan) && Effects.canFail(folded))) plan
+    else folded
   }
 
-  private def fold(plan: LogicalPlan): LogicalPlan = plan.transformUpWithPruning(_.containsPattern(AGGREGATE)) {
+  private def fold(plan: LogicalPlan, onLiteral: () => Unit): LogicalPlan = plan.transformUpWithPruning(_.containsPattern(AGGREGATE)) {
     // The cheap test first: most aggregates hold no min/max/first/... at all.
     case a: Aggregate if a.groupingExpressions.nonEmpty && !a.isStreaming && a.aggregateExpressions.exists(_.exists {
           case AggregateExpression(f, _, _, None, _) => selecting(f).isDefined
@@ -75,7 +83,9 @@ object FoldAggregateValueTerms extends Rule[LogicalPlan] {
       }
       val newAggs = a.aggregateExpressions.map(_.transformDown {
         case AggregateExpression(f, _, _, None, _) if selecting(f).flatMap(valueInGroup).isDefined =>
-          selecting(f).flatMap(valueInGroup).get
+          val value = selecting(f).flatMap(valueInGroup).get
+          if (value.isInstanceOf[Literal]) onLiteral()
+          value
       }.asInstanceOf[NamedExpression])
       if (newAggs.zip(a.aggregateExpressions).forall { case (n, o) => n eq o }) a
       else a.copy(aggregateExpressions = newAggs)

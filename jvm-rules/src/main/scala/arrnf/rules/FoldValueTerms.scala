@@ -34,10 +34,15 @@ import arrnf.catalyst.Effects
  *    cannot fail, as above (Catalyst does only the non-nullable integral case): `if (isnull(x)) null else 0`. Not for FLOAT/DOUBLE
  *    (`inf * 0`, `NaN * 0` are NaN, `-1.0 * 0 = -0.0`).
  *
- * Errors elsewhere: a folded value is one Spark's later rules reason with (a join on `x - x`, now
- * 0, under a filter `> 0` is empty, and Spark drops its inputs with them), so a fold could remove
- * an error of another part of the plan: where the plan has a filter or join condition, the rule
- * folds only if nothing in it can fail (`Effects.canFail`).
+ * Errors elsewhere: a folded value is one Spark's later rules reason with. A join on `x - x`, now
+ * 0, under a filter `> 0` is empty, and Spark drops its inputs with the errors they raise; an
+ * expression over it may become a constant, which Spark's constant folding evaluates while
+ * planning (`1 div (x - x)` over an empty table raises DIVIDE_BY_ZERO where vanilla Spark returns
+ * no rows). So a term folds to 0 only if, once folded, no expression Spark could evaluate while
+ * planning can fail (`Effects.canFailOnceConstant`: an aggregate's own overflow over rows is not
+ * one), and any term folds only if, where the plan has a filter or join condition, nothing in it
+ * can fail (`Effects.canFail`):
+ *    {{{ Project [1 div (a - a) AS q]   stays (ANSI: div by a constant 0 fails) }}}
  *
  * Streaming: these are row-wise expression laws and hold for streams as well.
  */
@@ -49,16 +54,22 @@ object FoldValueTerms extends Rule[LogicalPlan] {
   // search first, the rewriting walk (which copies nodes) only where a term is found. The fold
   // needs the node: a column's definition is read from the node's children.
   override def apply(plan: LogicalPlan): LogicalPlan = if (!hasTermBelow(plan)) plan else {
+    var zero = false // a term folded to 0 (or NULL-or-0): a constant for Spark's later rules
     val folded = plan.transformUp {
       case node if hasTerm(node) =>
         val produced = (x: Attribute) => node.children.exists(c => c.outputSet.contains(x) && !Effects.canFailToProduce(x, c))
-        node.transformExpressions(fold(produced))
+        node.transformExpressions(fold(produced).andThen { e => zero ||= e.isInstanceOf[Literal] || e.isInstanceOf[If]; e })
     }
-    // A folded term is a constant (or a column) Spark's constraint propagation reads: `j.c = (x - x)`
-    // with `j.c > 0` above became a contradiction, and Spark dropped the join, with an input whose
-    // filter raised an error vanilla Spark raises (the random gate, ANSI on). Not fired where the
-    // plan has a predicate to reason with and any part of it, once folded, can fail.
-    if ((folded eq plan) || (Effects.hasPredicate(plan) && Effects.canFail(folded))) plan else folded
+    // A folded term is a constant (or a column) Spark's later rules read: `j.c = (x - x)` with
+    // `j.c > 0` above became a contradiction, and Spark dropped the join, with an input whose filter
+    // raised an error vanilla Spark raises (the random gate, ANSI on); `1 div (x - x)` became a
+    // constant, and Spark's constant folding raised DIVIDE_BY_ZERO while planning a query over an
+    // empty table, which vanilla Spark answers with no rows (a tester). Not fired where a term became
+    // 0 and an expression Spark could evaluate while planning can fail, nor where the plan has a
+    // predicate to reason with and any part of it can fail. (`-(-x)` to `x` makes nothing constant.)
+    if ((folded eq plan) || (zero && Effects.canFailOnceConstant(folded)) ||
+      (Effects.hasPredicate(plan) && Effects.canFail(folded))) plan
+    else folded
   }
 
   private val anyTerm = fold(_ => true)

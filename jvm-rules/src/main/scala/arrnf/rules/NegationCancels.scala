@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.trees.TreePattern.{AGGREGATE, FILTER, UNION}
 import org.apache.spark.sql.types.LongType
 
-import arrnf.catalyst.{Effects, Patterns, SetOperationRewrites}
+import arrnf.catalyst.{Effects, Patterns, SameResult, SetOperationRewrites}
 
 /**
  * Negation cancels: `X + (-X) = 0`, so `Q EXCEPT ALL Q = ∅` and `(A ∪all B) EXCEPT ALL B = A`.
@@ -99,7 +99,7 @@ object NegationCancels extends Rule[LogicalPlan] {
     var remainingNeg = neg.filter(droppable)
     val dropped = scala.collection.mutable.Set.empty[Int]
     pos.filter(droppable).foreach { p =>
-      remainingNeg.find(n => n.body.sameResult(p.body)) match {
+      remainingNeg.find(n => SameResult(n.body, p.body)) match {
         case Some(n) =>
           dropped += p.index
           dropped += n.index
