@@ -362,6 +362,16 @@ class Measurement(_Json):
         the totals leave them out."""
         return list(self._later("peak_memory_unmeasured") or [])
 
+    @property
+    def unattributed_spill(self) -> int:
+        """Spill of the operators in no block (a global ORDER BY's sort), apart from ``spill``."""
+        return int(self._later("unattributed_spill") or 0)
+
+    @property
+    def unattributed_shuffle_bytes(self) -> int:
+        """Shuffle bytes of the operators in no block (a global ORDER BY's range shuffle)."""
+        return int(self._later("unattributed_shuffle_bytes") or 0)
+
     @classmethod
     def from_dict(cls, d: dict) -> "Measurement":
         m = super().from_dict(d)

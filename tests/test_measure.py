@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import re
+
 import pytest
 
 import pyspark_arrnf
@@ -526,3 +528,22 @@ def test_a_top_k_spark_takes_per_task_is_the_blocks_state(spark, conf):
     p = measure("SELECT g, sum(v) AS s FROM topk_t GROUP BY g ORDER BY s DESC LIMIT 5", spark=spark)
     root = next(o for o in p.measurement.operators if o.node == "TakeOrderedAndProject")
     assert root.block is None and root.id in p.measurement.unattributed
+
+
+def test_the_totals_count_the_finishing_sort_and_a_sort_aggregate_holds_its_groups(spark, conf):
+    """A global ORDER BY's sort and shuffle are in no block: the totals had their spill and shuffle
+    nowhere (``shuffle 0B`` for a query that shuffled). A sort aggregate's block read the rows of
+    the sort below it ("sort for aggregate" was ranked as a final aggregate): its groups now, and its
+    memory unknown (Spark measures none; a ``collect_list`` group holds all its values)."""
+    conf({"spark.sql.adaptive.enabled": False})
+    spark.range(0, 20000, 1, 2).selectExpr("id % 1000 AS g", "CAST(id AS STRING) AS s").createOrReplaceTempView("fin_t")
+    p = measure("SELECT g, s FROM fin_t ORDER BY s", spark=spark)
+    shuffles = [o for o in p.measurement.operators if o.kind == "exchange" and o.block is None]
+    assert shuffles and p.measurement.unattributed_shuffle_bytes == sum(o.shuffle_bytes for o in shuffles) > 0
+    assert re.search(r"shuffle \S+ \+ \S+ unattributed", str(p)), str(p)
+
+    p = measure("SELECT g, max(s) AS m FROM fin_t GROUP BY g", spark=spark)
+    agg = next(o for o in p.measurement.operators if o.node == "SortAggregate" and "final" in o.what)
+    block = p[agg.block]
+    assert block.measured.state_operator == agg.id and block.measured.rows == 1000, str(block)
+    assert agg.peak_memory is None and agg.id in block.measured.peak_memory_unmeasured

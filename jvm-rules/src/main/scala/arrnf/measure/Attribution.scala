@@ -10,7 +10,7 @@ import org.apache.spark.sql.catalyst.plans.physical.RangePartitioning
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
 import org.apache.spark.sql.execution.{CollectLimitExec, ColumnarToRowExec, GlobalLimitExec, InputAdapter, LocalLimitExec, ProjectExec, ReusedSubqueryExec, SortExec, SparkPlan, TakeOrderedAndProjectExec, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
-import org.apache.spark.sql.execution.aggregate.{BaseAggregateExec, SortAggregateExec}
+import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.QueryExecution
 import org.apache.spark.sql.execution.columnar.{InMemoryRelation, InMemoryTableScanExec}
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
@@ -196,14 +196,14 @@ object Attribution {
 
   /** The memory `p` allocated, by its one-run metrics `m`: None where Spark measures none of an
    *  operator that holds rows in memory (a sort-merge join's rows of one key, a window's partition,
-   *  an object hash aggregate's map, a cartesian product's buffer): unknown, not 0. */
+   *  an object hash aggregate's map, a sort aggregate's group, which `collect_list` makes as large
+   *  as the group, a cartesian product's buffer): unknown, not 0. */
   def memoryOf(p: SparkPlan, m: Map[String, Long]): Option[Long] = p match {
     case _: BroadcastExchangeLike => m.get("dataSize") // the relation each executor holds
     case _ if m.contains("peakMemory") || m.contains("buildDataSize") =>
       Some(m.getOrElse("peakMemory", 0L) + m.getOrElse("buildDataSize", 0L))
     case _: ShuffleExchangeLike => Some(0L) // its rows are on disk: shuffle bytes
     case _: BroadcastHashJoinExec | _: BroadcastNestedLoopJoinExec => Some(0L) // its table is the broadcast's
-    case _: SortAggregateExec => Some(0L) // one group at a time, over sorted input
     case i: InMemoryTableScanExec => cacheSize(i).map(_._2) // the batches it built, in memory (shared: counted where built)
     case _ => None
   }

@@ -105,11 +105,11 @@ object Measure {
   def principal(own: Seq[Op]): Option[Op] = {
     def rank(o: Op): Int = o.what match {
       case w if w.startsWith("state store") => 0
+      case w if w == "sort" || w.startsWith("sort for ") => 3 // (before the aggregates: "sort for aggregate" is a sort)
       case w if w.contains("aggregate") && !w.contains("partial") => 0
       case "window buffer" => 0
       case "broadcast relation" => 1
       case w if w.contains("hash table") => 2
-      case w if w.startsWith("sort") => 3
       case w if w.contains("aggregate") => 4
       case "shuffle" => 5
       case _ => 6
@@ -146,12 +146,15 @@ object Measure {
     val unmeasured = ops.filter(_.peakMemory.isEmpty)
     val spill = attributed.map(_.spill).sum
     val shuffle = attributed.map(_.shuffleBytes).sum
+    val unattributedOwn = unattributed.filterNot(_.shared)
+    val (unattributedSpill, unattributedShuffle) = (unattributedOwn.map(_.spill).sum, unattributedOwn.map(_.shuffleBytes).sum)
     val h = TextFormat.human _
     val summary = (Seq(s"-- measured: ${ops.size} stateful operators, ${unattributed.size} unattributed, " +
       s"peak memory ${h(peak, "B")} attributed + ${h(unattributedPeak, "B")} unattributed" +
       (if (unmeasured.isEmpty) "" else " (and unknown: Spark measures no memory of " +
         unmeasured.map(o => s"${o.id} ${o.node}").mkString(", ") + ")") +
-      s", spill ${h(spill, "B")}, shuffle ${h(shuffle, "B")}" + run.batchId.map(b => s", micro-batch $b").getOrElse("") +
+      s", spill ${h(spill, "B")}" + (if (unattributedSpill > 0) s" + ${h(unattributedSpill, "B")} unattributed" else "") +
+      s", shuffle ${h(shuffle, "B")}" + (if (unattributedShuffle > 0) s" + ${h(unattributedShuffle, "B")} unattributed" else "") + run.batchId.map(b => s", micro-batch $b").getOrElse("") +
       run.resultRows.map(r => s", $r result rows").getOrElse("")) ++
       run.error.map(e => s"-- the query FAILED: $e") ++
       unattributed.map(o => s"--   unattributed #${o.id} ${o.node}: ${o.reason}")).mkString("\n")
@@ -166,6 +169,8 @@ object Measure {
       "peak_memory_unmeasured" -> JArray(unmeasured.map(o => JInt(o.id)).toList),
       "spill" -> JLong(spill),
       "shuffle_bytes" -> JLong(shuffle),
+      "unattributed_spill" -> JLong(unattributedSpill),
+      "unattributed_shuffle_bytes" -> JLong(unattributedShuffle),
       "status" -> JString(if (run.error.isDefined) "failed" else "ok"),
       "error" -> run.error.map(JString(_)).getOrElse(JNull),
       "final_plan" -> run.finalPlan.map(JBool(_)).getOrElse(JNull),
