@@ -149,7 +149,7 @@ object EagerAggregation extends Rule[LogicalPlan] with Logging {
       rJoin: LogicalPlan, top: LogicalPlan, needed: AttributeSet, cross: Seq[Expression], other: Option[Other] = None)
 
   private def push(a: Aggregate, estimator: => Estimator): Option[LogicalPlan] = JoinGraph.of(a.child)
-    .orElse { JoinGraph.whyNot(a.child).foreach(declined(a, _)); None }.flatMap { graph =>
+    .orElse { JoinGraph.whyNotBelow(a).foreach(declined(a, _)); None }.flatMap { graph =>
     // Said before the law is checked (what most plans cost the rule): an empty input (removed later by
     // PropagateEmptyRelation: 12 of TPC-DS q4's 18 aggregates); no distinct counts, so nothing to weigh.
     val weighable = check(!graph.inputs.exists(_.maxRows.contains(0L)), EmptyInput).flatMap(_ =>

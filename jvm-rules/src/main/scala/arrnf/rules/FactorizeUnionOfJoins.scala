@@ -312,8 +312,9 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
       .map(ref.flat.outputs)).flatMap(_.references)).intersect(ref.aCore.outputSet)
     val aPlan = if (aUsed.size == ref.aCore.output.size) ref.aCore
       else Project(ref.aCore.output.filter(aUsed.contains), ref.aCore)
-    val reason = s"$what factored out of ${ms.size} UNION ALL branches: A ≈${FactorizeCost.human(aBytes)} > " +
-      s"broadcast threshold $threshold; est. cost ${FactorizeCost.human(vanilla)} -> ${FactorizeCost.human(factored)}"
+    val reason = s"$what factored out of ${ms.size} UNION ALL branches: A ≈${FactorizeCost.human(aBytes)}" +
+      (if (threshold < 0) ", broadcast joins off" else s" > broadcast threshold $threshold") +
+      s"; est. cost ${FactorizeCost.human(vanilla)} -> ${FactorizeCost.human(factored)}"
     val pushedOut = pushed.zipWithIndex.map { case (j, k) => j -> union.output(slots.size + k) }.toMap
     val outputs = ref.flat.plan.output.zipWithIndex.map { case (attr, j) =>
       val e = pushedOut.getOrElse(j, onTop(ref.flat.outputs(j)))

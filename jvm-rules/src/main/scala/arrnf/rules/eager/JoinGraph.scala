@@ -1,7 +1,7 @@
 package arrnf.rules.eager
 
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.plans.Inner
+import org.apache.spark.sql.catalyst.plans.{Inner, LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical._
 
 import arrnf.catalyst.Patterns
@@ -106,14 +106,20 @@ private[rules] object JoinGraph {
 
   /** Why `plan`, which is no inner-join tree, is not one the rule can split, where a join is right
    *  below it (through filters and projections): an outer, semi or anti join, a hint, or values
-   *  computed between the aggregate and its joins. None where no join is there to split. */
-  def whyNot(plan: LogicalPlan): Option[String] = plan match {
+   *  computed between the aggregate and its joins. None where no join is there to split, and for a
+   *  DISTINCT (`distinctOnly`) over a semi or anti join: Spark's own plan of `INTERSECT`/`EXCEPT`,
+   *  with nothing to push, which a reason would only make the user wonder about. */
+  def whyNotBelow(a: Aggregate): Option[String] =
+    whyNot(a.child, distinctOnly = !a.aggregateExpressions.exists(_.exists(_.isInstanceOf[aggregate.AggregateExpression])))
+
+  def whyNot(plan: LogicalPlan, distinctOnly: Boolean = false): Option[String] = plan match {
     case j: Join if j.hint != JoinHint.NONE => Some("its join has a hint")
+    case j: Join if distinctOnly && (j.joinType == LeftSemi || j.joinType == LeftAnti) => None
     case j: Join if j.joinType != Inner =>
       Some(s"its join is a ${j.joinType.sql.toLowerCase(java.util.Locale.ROOT)} join (the law is for inner joins)")
-    case Filter(_, child) => whyNot(child)
-    case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => whyNot(child)
-    case Project(_, child) => whyNot(child).orElse(of(child).map(_ =>
+    case Filter(_, child) => whyNot(child, distinctOnly)
+    case Project(list, child) if list.forall(_.isInstanceOf[Attribute]) => whyNot(child, distinctOnly)
+    case Project(_, child) => whyNot(child, distinctOnly).orElse(of(child).map(_ =>
       "it groups by or aggregates values computed between it and its joins, which are not moved"))
     case _ => None
   }

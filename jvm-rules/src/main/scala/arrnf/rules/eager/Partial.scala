@@ -146,7 +146,8 @@ private[rules] object Partial {
           val value = Divide(mean(UnscaledValue(total), w), Literal.create(math.pow(10.0, d.scale), DoubleType))
           Cast(value, DecimalType(d.precision + 4, d.scale + 4), Option(SQLConf.get.sessionLocalTimeZone))
         }
-      case t => scala.util.Left(s"${a.sql} averages ${t.simpleString}")
+      case t => scala.util.Left(s"${a.sql} averages ${t.simpleString} (split only over INT and DECIMAL of at most " +
+        s"${Decimal.MAX_LONG_DIGITS - 10} digits, which Spark averages in DOUBLE)")
     }
   }
 
