@@ -260,7 +260,7 @@ class Operator(_Json):
     reason: str
     rows: Optional[int]
     peak_memory: Optional[int]
-    spill: int
+    spill: Optional[int]
     shuffle_bytes: int
     metrics: dict = field(default_factory=dict)
 
@@ -327,6 +327,12 @@ class Measured(_Json):
         where no operator's memory is measured."""
         return list(self._later("peak_memory_unmeasured") or [])
 
+    @property
+    def spill_unmeasured(self) -> list:
+        """Ids of its own operators that can spill where Spark has no spill metric (a cartesian
+        product): ``spill`` is then a lower bound."""
+        return list(self._later("spill_unmeasured") or [])
+
 
 @dataclass
 class Measurement(_Json):
@@ -361,6 +367,12 @@ class Measurement(_Json):
         """Ids of the operators whose memory Spark does not measure (their ``peak_memory`` is None):
         the totals leave them out."""
         return list(self._later("peak_memory_unmeasured") or [])
+
+    @property
+    def spill_unmeasured(self) -> list:
+        """Ids of the operators that can spill where Spark has no spill metric (a cartesian product):
+        their ``spill`` is None, and the totals leave them out."""
+        return list(self._later("spill_unmeasured") or [])
 
     @property
     def unattributed_spill(self) -> int:

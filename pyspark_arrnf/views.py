@@ -157,6 +157,14 @@ def _peak(m) -> str:
     return ("≥" if m.peak_memory_unmeasured else "") + _human(m.peak_memory, "B")
 
 
+def _spill(m) -> str:
+    """A block's spill: ``≥`` (or ``unknown`` where nothing measured spilled) beside an operator
+    whose spill Spark does not measure."""
+    if not m.spill_unmeasured:
+        return _human(m.spill, "B")
+    return "unknown" if m.spill == 0 else "≥" + _human(m.spill, "B")
+
+
 def _measured_cells(p: Program, b) -> tuple:
     """The measured columns of a block's row, when the program was measured."""
     if p.measurement is None:
@@ -165,5 +173,5 @@ def _measured_cells(p: Program, b) -> tuple:
     if m is None:
         return ("",) * len(_MEASURED_HEADERS)
     return ("" if m.rows is None else _human(m.rows, ""), "" if m.bytes is None else _human(m.bytes, "B"),
-            _peak(m), _human(m.spill, "B"),
+            _peak(m), _spill(m),
             _human(m.shuffle_bytes, "B"), "" if m.ratio is None else f"{m.ratio:.2f}")

@@ -547,3 +547,18 @@ def test_the_totals_count_the_finishing_sort_and_a_sort_aggregate_holds_its_grou
     block = p[agg.block]
     assert block.measured.state_operator == agg.id and block.measured.rows == 1000, str(block)
     assert agg.peak_memory is None and agg.id in block.measured.peak_memory_unmeasured
+
+
+def test_spill_spark_does_not_measure_is_unknown_not_zero(spark, conf):
+    """A cartesian product's buffer spills past its threshold, but Spark has no spill metric for it
+    (the stage's task metrics showed 64 MB spilled, ArrNF printed ``spill=0B``: a tester)."""
+    conf({"spark.sql.autoBroadcastJoinThreshold": -1, "spark.sql.adaptive.enabled": False})
+    a = spark.range(20).selectExpr("id AS a").repartition(2)
+    b = spark.range(2000).selectExpr("id AS b").repartition(2)
+    p = measure(a.crossJoin(b).selectExpr("max(a + b) AS m"))
+    cp = next(o for o in p.measurement.operators if o.node == "CartesianProduct")
+    assert cp.spill is None and "spillSize" not in cp.metrics and cp.id in p.measurement.spill_unmeasured
+    block = p[cp.block]
+    assert cp.id in block.measured.spill_unmeasured and "spill=unknown" in str(block), str(block)
+    from pyspark_arrnf.views import _spill  # the notebook view's cell
+    assert _spill(block.measured) == "unknown"

@@ -14,7 +14,7 @@ import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.QueryExecution
 import org.apache.spark.sql.execution.columnar.{InMemoryRelation, InMemoryTableScanExec}
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
-import org.apache.spark.sql.execution.joins.{BaseJoinExec, BroadcastHashJoinExec, BroadcastNestedLoopJoinExec, HashJoin, ShuffledHashJoinExec}
+import org.apache.spark.sql.execution.joins.{BaseJoinExec, BroadcastHashJoinExec, CartesianProductExec, BroadcastNestedLoopJoinExec, HashJoin, ShuffledHashJoinExec}
 import org.apache.spark.sql.execution.window.WindowExecBase
 import org.apache.spark.sql.types.DecimalType
 
@@ -58,7 +58,8 @@ object Attribution {
       stateRows: Option[Long] = None,
       stateBytes: Option[Long] = None,
       ranTwice: Boolean = false,
-      limitedAbove: Boolean = false)
+      limitedAbove: Boolean = false,
+      spillMeasured: Boolean = true)
 
   /** SQL metrics of `p` by name, as Spark reports them (values never negative: an unset size metric reads as 0). */
   def rawMetricsOf(p: SparkPlan): Map[String, Long] =
@@ -286,7 +287,9 @@ object Attribution {
       val (stateRows, stateBytes) = Try(stateOf(p, m)).getOrElse((None, None))
       val id = ops.size
       ops += Op(id, p.nodeName, kind, block, shared, None, reason, rows, peak, spill, shuffle, rawMetricsOf(p), Realization.what(p, parent),
-        stateRows, stateBytes, twice, p.getTagValue(LimitedAbove).isDefined && kind != "exchange")
+        stateRows, stateBytes, twice, p.getTagValue(LimitedAbove).isDefined && kind != "exchange",
+        // A cartesian product's buffer spills past its threshold, and Spark has no spill metric for it.
+        spillMeasured = shared || !p.isInstanceOf[CartesianProductExec] || m.contains("spillSize"))
       idOf.put(p, id)
       id
     }

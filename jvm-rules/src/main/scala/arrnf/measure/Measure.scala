@@ -37,7 +37,7 @@ object Measure {
     "block" -> o.block.map(JString(_)).getOrElse(JNull), "shared" -> JBool(o.shared),
     "reuses" -> o.reuses.map(i => JInt(i)).getOrElse(JNull), "reason" -> JString(o.reason),
     "rows" -> o.rows.map(JLong(_)).getOrElse(JNull), "peak_memory" -> o.peakMemory.map(JLong(_)).getOrElse(JNull),
-    "spill" -> JLong(o.spill), "shuffle_bytes" -> JLong(o.shuffleBytes), "what" -> JString(o.what),
+    "spill" -> (if (o.spillMeasured) JLong(o.spill) else JNull), "shuffle_bytes" -> JLong(o.shuffleBytes), "what" -> JString(o.what),
     "state_rows" -> o.stateRows.map(JLong(_)).getOrElse(JNull), "state_bytes" -> o.stateBytes.map(JLong(_)).getOrElse(JNull),
     "ran_twice" -> JBool(o.ranTwice), "limited_above" -> JBool(o.limitedAbove),
     "metrics" -> JObject(o.metrics.toList.sortBy(_._1).map { case (k, v) => k -> JLong(v) }))
@@ -59,6 +59,8 @@ object Measure {
       if (unmeasured.nonEmpty && known == 0) None else Some(known)
     }
     val spill: Long = own.map(_.spill).sum
+    /** Own operators that can spill where Spark has no spill metric (a cartesian product's buffer). */
+    val spillUnmeasured: Seq[Op] = own.filterNot(_.spillMeasured)
     val shuffle: Long = own.map(_.shuffleBytes).sum
 
     def json: JValue = JObject(
@@ -70,6 +72,7 @@ object Measure {
       "peak_memory" -> peak.map(JLong(_)).getOrElse(JNull),
       "peak_memory_unmeasured" -> JArray(unmeasured.map(o => JInt(o.id)).toList),
       "spill" -> JLong(spill),
+      "spill_unmeasured" -> JArray(spillUnmeasured.map(o => JInt(o.id)).toList),
       "shuffle_bytes" -> JLong(shuffle),
       "ratio" -> ratio.map(JDouble(_)).getOrElse(JNull))
 
@@ -77,7 +80,7 @@ object Measure {
     def line: String = {
       val h = TextFormat.human _
       val parts = rows.map(r => s"rows=${h(r, "")}").toSeq ++ bytes.map(b => s"bytes=${h(b, "B")}") ++
-        Seq(peakText, s"spill=${h(spill, "B")}", s"shuffle=${h(shuffle, "B")}") ++
+        Seq(peakText, spillText, s"shuffle=${h(shuffle, "B")}") ++
         ratio.map(r => "ratio=" + String.format(java.util.Locale.ROOT, "%.2f", Double.box(r)))
       val ids = if (own.isEmpty) "none" else own.map(_.id).mkString(", ")
       val alsoShared = if (shared.isEmpty) "" else "; shared " + shared.map(_.id).mkString(", ")
@@ -86,10 +89,16 @@ object Measure {
         " twice, first to sample the ranges of the range shuffle it feeds: one run's figures" else ""
       val limited = main.filter(o => o.limitedAbove && o.stateRows.isEmpty)
         .fold("")(o => s"; rows unknown: a LIMIT above ${o.id} stopped reading its ${if (o.kind == "window") "rows" else "groups"}")
-      val noMemory = if (unmeasured.isEmpty) "" else "; Spark measures no memory of " +
-        unmeasured.map(o => s"${o.id} ${o.node}").mkString(", ")
+      val noMemory = (if (unmeasured.isEmpty) "" else "; Spark measures no memory of " +
+        unmeasured.map(o => s"${o.id} ${o.node}").mkString(", ")) + (if (spillUnmeasured.isEmpty) "" else
+        "; Spark measures no spill of " + spillUnmeasured.map(o => s"${o.id} ${o.node}").mkString(", "))
       "measured: " + parts.mkString("  ") + s" (operators $ids$alsoShared$of$twice$limited$noMemory)"
     }
+
+    /** `spill=` as `peak=`: `≥` beside an operator whose spill is not measured, unknown where nothing else spilled. */
+    private def spillText: String =
+      if (spillUnmeasured.isEmpty) s"spill=${TextFormat.human(spill, "B")}"
+      else if (spill == 0) "spill=unknown" else s"spill≥${TextFormat.human(spill, "B")}"
 
     /** `peak=`: the sum Spark measured; `≥` where an operator's memory is not measured; unknown where none is. */
     private def peakText: String = peak match {
@@ -144,6 +153,7 @@ object Measure {
     val peak = attributed.flatMap(_.peakMemory).sum
     val unattributedPeak = unattributed.filterNot(_.shared).flatMap(_.peakMemory).sum
     val unmeasured = ops.filter(_.peakMemory.isEmpty)
+    val spillUnmeasured = ops.filterNot(_.spillMeasured)
     val spill = attributed.map(_.spill).sum
     val shuffle = attributed.map(_.shuffleBytes).sum
     val unattributedOwn = unattributed.filterNot(_.shared)
@@ -154,6 +164,8 @@ object Measure {
       (if (unmeasured.isEmpty) "" else " (and unknown: Spark measures no memory of " +
         unmeasured.map(o => s"${o.id} ${o.node}").mkString(", ") + ")") +
       s", spill ${h(spill, "B")}" + (if (unattributedSpill > 0) s" + ${h(unattributedSpill, "B")} unattributed" else "") +
+      (if (spillUnmeasured.isEmpty) "" else " (and unknown: Spark measures no spill of " +
+        spillUnmeasured.map(o => s"${o.id} ${o.node}").mkString(", ") + ")") +
       s", shuffle ${h(shuffle, "B")}" + (if (unattributedShuffle > 0) s" + ${h(unattributedShuffle, "B")} unattributed" else "") + run.batchId.map(b => s", micro-batch $b").getOrElse("") +
       run.resultRows.map(r => s", $r result rows").getOrElse("")) ++
       run.error.map(e => s"-- the query FAILED: $e") ++
@@ -170,6 +182,7 @@ object Measure {
       "spill" -> JLong(spill),
       "shuffle_bytes" -> JLong(shuffle),
       "unattributed_spill" -> JLong(unattributedSpill),
+      "spill_unmeasured" -> JArray(spillUnmeasured.map(o => JInt(o.id)).toList),
       "unattributed_shuffle_bytes" -> JLong(unattributedShuffle),
       "status" -> JString(if (run.error.isDefined) "failed" else "ok"),
       "error" -> run.error.map(JString(_)).getOrElse(JNull),
