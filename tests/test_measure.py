@@ -562,3 +562,29 @@ def test_spill_spark_does_not_measure_is_unknown_not_zero(spark, conf):
     assert cp.id in block.measured.spill_unmeasured and "spill=unknown" in str(block), str(block)
     from pyspark_arrnf.views import _spill  # the notebook view's cell
     assert _spill(block.measured) == "unknown"
+
+
+def test_a_grouped_python_functions_input_holds_the_shuffle_and_sort(spark, conf):
+    """applyInPandas and cogroup arrange each input by its grouping keys (the normalizer's ArrangeBy
+    blocks); the shuffle and sort Spark builds for that were attributed to the result block, and the
+    arrangement read ``spark=none`` (a tester)."""
+    import pandas as pd
+
+    conf({"spark.sql.adaptive.enabled": False})
+    df = spark.range(0, 2000, 1, 2).selectExpr("id % 10 AS k", "id AS v")
+
+    def count(g: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame({"k": [g.k.iloc[0]], "n": [len(g)]})
+
+    def both(l: pd.DataFrame, r: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame({"n": [len(l) + len(r)]})
+
+    for grouped in (df.groupBy("k").applyInPandas(count, "k long, n long"),
+                    df.groupBy("k").cogroup(df.groupBy("k")).applyInPandas(both, "n long")):
+        p = measure(grouped)
+        arranged = [b for b in p.blocks if b.head and b.head.kind == "ArrangeBy"]
+        assert arranged, str(p)
+        for b in arranged:
+            whats = [p.measurement.operator(i).what for i in b.measured.operators]
+            assert "shuffle" in whats and any(w.startswith("sort") for w in whats), str(b)
+            assert b.measured.rows == 2000, str(b)

@@ -348,7 +348,15 @@ object Attribution {
             case _: WholeStageCodegenExec | _: InputAdapter => parent
             case _ => Some(p)
           }
-          p.children.foreach(c => visit(c, here, childWhy, above))
+          // Below a grouped operator (applyInPandas, cogroup), the shuffle and sort Spark adds are its
+          // input's arrangement, as below a join: not the result's block.
+          val inputs = p.logicalLink.flatMap(n.groupedInputsOf).filter(_.size == p.children.size)
+          p.children.zipWithIndex.foreach { case (c, i) =>
+            inputs.flatMap(_(i)) match {
+              case Some(b) => visit(c, Some(b), s"below ${p.nodeName}: its input's arrangement", above)
+              case None => visit(c, here, childWhy, above)
+            }
+          }
       }
       p.subqueries.foreach(s => visit(s, here, s"subquery of ${p.nodeName}", Some(p)))
     }

@@ -80,6 +80,11 @@ final class BlockIndex private[normalize] () {
       (n(l), n(r))
     }
 
+  /** The blocks the inputs of a grouped operator (applyInPandas, cogroup, mapGroups) are in, where
+   *  `p` is one: the normalizer arranges each input by its grouping keys, as a join's. */
+  def groupedInputsOf(p: LogicalPlan): Option[Seq[Option[String]]] =
+    PlanPatterns.groupingOf(p).map(_ => p.children.map(blockOf))
+
   /** [[joinInputsOf]] for a join re-planned by AQE: the one join of the same condition and output. */
   def joinInputsOfShape(j: Join): Option[(String, String)] = {
     val found = joinArranged.keys.filter(k => k.joinType == j.joinType && k.condition == j.condition &&
