@@ -132,14 +132,15 @@ def watch_stream(query, batches: int = 3, timeout: float = 120.0, name: str = "q
 
 def operators_frame(p: Program):
     """The measured operators as a pandas DataFrame (one row each); counts some of which are unknown
-    (a window's peak memory, an aggregate's rows under a LIMIT) as pandas' nullable ``Int64``."""
+    (a window's peak memory, a cartesian product's spill, an aggregate's rows under a LIMIT) as
+    pandas' nullable ``Int64``."""
     import pandas as pd
 
     cols = ["id", "node", "kind", "what", "block", "shared", "reuses", "reason", "rows", "state_rows", "state_bytes",
             "peak_memory", "spill", "shuffle_bytes"]
     ops = p.measurement.operators if p.measurement else []
     frame = pd.DataFrame([{c: getattr(o, c) for c in cols} for o in ops], columns=cols)
-    return frame.astype({c: "Int64" for c in ("reuses", "rows", "state_rows", "state_bytes", "peak_memory")})
+    return frame.astype({c: "Int64" for c in ("reuses", "rows", "state_rows", "state_bytes", "peak_memory", "spill")})
 
 
 def plot(p: Program, path: Optional[str] = None, fmt: Optional[str] = None):

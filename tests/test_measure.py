@@ -562,6 +562,8 @@ def test_spill_spark_does_not_measure_is_unknown_not_zero(spark, conf):
     assert cp.id in block.measured.spill_unmeasured and "spill=unknown" in str(block), str(block)
     from pyspark_arrnf.views import _spill  # the notebook view's cell
     assert _spill(block.measured) == "unknown"
+    frame = operators_frame(p)
+    assert str(frame["spill"].dtype) == "Int64" and frame["spill"].isna().sum() == 1
 
 
 def test_a_grouped_python_functions_input_holds_the_shuffle_and_sort(spark, conf):
