@@ -69,6 +69,10 @@ class _Json:
         """A field a newer jar writes that this class keeps in ``unknown`` (None when absent)."""
         return self.unknown.get(key, (None, None))[1]
 
+    def _later_ids(self, key: str) -> list:
+        """A later field that lists operator ids ([] when absent)."""
+        return list(self._later(key) or [])
+
     def _known(self) -> dict:
         names = [f.name for f in fields(self) if f.name not in self._local]
         names = [*self._first, *(n for n in names if n not in self._first)]
@@ -325,13 +329,13 @@ class Measured(_Json):
         """Ids of its own operators that hold rows in memory Spark does not measure (a sort-merge
         join, a window, an object hash aggregate): ``peak_memory`` is then a lower bound, or None
         where no operator's memory is measured."""
-        return list(self._later("peak_memory_unmeasured") or [])
+        return self._later_ids("peak_memory_unmeasured")
 
     @property
     def spill_unmeasured(self) -> list:
         """Ids of its own operators that can spill where Spark has no spill metric (a cartesian
         product): ``spill`` is then a lower bound."""
-        return list(self._later("spill_unmeasured") or [])
+        return self._later_ids("spill_unmeasured")
 
 
 @dataclass
@@ -366,13 +370,13 @@ class Measurement(_Json):
     def peak_memory_unmeasured(self) -> list:
         """Ids of the operators whose memory Spark does not measure (their ``peak_memory`` is None):
         the totals leave them out."""
-        return list(self._later("peak_memory_unmeasured") or [])
+        return self._later_ids("peak_memory_unmeasured")
 
     @property
     def spill_unmeasured(self) -> list:
         """Ids of the operators that can spill where Spark has no spill metric (a cartesian product):
         their ``spill`` is None, and the totals leave them out."""
-        return list(self._later("spill_unmeasured") or [])
+        return self._later_ids("spill_unmeasured")
 
     @property
     def unattributed_spill(self) -> int:

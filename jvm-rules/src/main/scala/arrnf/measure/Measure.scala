@@ -89,10 +89,10 @@ object Measure {
         " twice, first to sample the ranges of the range shuffle it feeds: one run's figures" else ""
       val limited = main.filter(o => o.limitedAbove && o.stateRows.isEmpty)
         .fold("")(o => s"; rows unknown: a LIMIT above ${o.id} stopped reading its ${if (o.kind == "window") "rows" else "groups"}")
-      val noMemory = (if (unmeasured.isEmpty) "" else "; Spark measures no memory of " +
-        unmeasured.map(o => s"${o.id} ${o.node}").mkString(", ")) + (if (spillUnmeasured.isEmpty) "" else
-        "; Spark measures no spill of " + spillUnmeasured.map(o => s"${o.id} ${o.node}").mkString(", "))
-      "measured: " + parts.mkString("  ") + s" (operators $ids$alsoShared$of$twice$limited$noMemory)"
+      val unmeasuredNote = (if (unmeasured.isEmpty) "" else "; Spark measures no memory of " +
+        named(unmeasured)) + (if (spillUnmeasured.isEmpty) "" else
+        "; Spark measures no spill of " + named(spillUnmeasured))
+      "measured: " + parts.mkString("  ") + s" (operators $ids$alsoShared$of$twice$limited$unmeasuredNote)"
     }
 
     /** `spill=` as `peak=`: `≥` beside an operator whose spill is not measured, unknown where nothing else spilled. */
@@ -162,10 +162,10 @@ object Measure {
     val summary = (Seq(s"-- measured: ${ops.size} stateful operators, ${unattributed.size} unattributed, " +
       s"peak memory ${h(peak, "B")} attributed + ${h(unattributedPeak, "B")} unattributed" +
       (if (unmeasured.isEmpty) "" else " (and unknown: Spark measures no memory of " +
-        unmeasured.map(o => s"${o.id} ${o.node}").mkString(", ") + ")") +
+        named(unmeasured) + ")") +
       s", spill ${h(spill, "B")}" + (if (unattributedSpill > 0) s" + ${h(unattributedSpill, "B")} unattributed" else "") +
       (if (spillUnmeasured.isEmpty) "" else " (and unknown: Spark measures no spill of " +
-        spillUnmeasured.map(o => s"${o.id} ${o.node}").mkString(", ") + ")") +
+        named(spillUnmeasured) + ")") +
       s", shuffle ${h(shuffle, "B")}" + (if (unattributedShuffle > 0) s" + ${h(unattributedShuffle, "B")} unattributed" else "") + run.batchId.map(b => s", micro-batch $b").getOrElse("") +
       run.resultRows.map(r => s", $r result rows").getOrElse("")) ++
       run.error.map(e => s"-- the query FAILED: $e") ++
@@ -196,6 +196,9 @@ object Measure {
     } :+ ("measurement" -> measurement)
     JsonMethods.compact(JsonMethods.render(JObject(fields)))
   }
+
+  /** Operators by id and node, as the measured lines name them: `0 Window, 3 SortMergeJoin`. */
+  private def named(ops: Seq[Op]): String = ops.map(o => s"${o.id} ${o.node}").mkString(", ")
 
   private implicit class Merge(o: JObject) {
     def ~~(kv: (String, JValue)): JObject = JObject(o.obj :+ kv)
