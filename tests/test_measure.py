@@ -119,6 +119,26 @@ def test_reused_exchange_is_shared_not_new_state(spark, tpch_db, use_db):
         assert o.id not in p[o.block].measured.operators
 
 
+def test_a_reused_exchange_is_counted_alike_before_and_after_the_run(spark, conf, tmp_path):
+    """Before a query runs, its plan (adaptive execution's first) holds an exchange twice where the
+    run reads one shuffle again: ``arrnf()`` counts the second as shared, as ``measure()`` does, and
+    the run's summary counts what Spark builds as the header does (7 built and 1 shared here; before,
+    ``arrnf()`` said 9 and the summary 8)."""
+    conf({"spark.sql.autoBroadcastJoinThreshold": "-1", "spark.sql.exchange.reuse": "true",
+          "spark.sql.adaptive.enabled": "true"})
+    spark.range(0, 10000).selectExpr("id % 100 AS k", "id AS v").write.parquet(str(tmp_path / "x"))
+    spark.read.parquet(str(tmp_path / "x")).createOrReplaceTempView("reused_x")
+    sql = "WITH t AS (SELECT k, sum(v) s FROM reused_x GROUP BY k) SELECT * FROM t a JOIN t b ON a.k = b.k"
+    before = pyspark_arrnf.arrnf(spark.sql(sql))
+    after = measure(spark.sql(sql))
+    shared_before = [r for b in before.blocks for r in b.realization or [] if r["shared"]]
+    assert len(shared_before) == 1 and shared_before[0]["what"] == "shuffle, reused", before
+    built = [o for o in after.measurement.operators if not o.shared]
+    assert before.realized == after.realized == len(built) == 7, (before.realized, after.realized, len(built))
+    summary = str(after).split("\n\n")[-1]
+    assert summary.startswith("-- measured: 7 stateful operators (and 1 shared: "), summary
+
+
 def test_window_blocks_measured(spark, tpcds_db, use_db):
     use_db(tpcds_db)
     p = measure(queries("tpcds")["q98"], spark=spark)
@@ -203,6 +223,7 @@ def test_texts_show_the_measured_figures(spark):
         assert f"(operators {', '.join(map(str, b.measured.operators)) or 'none'}" in line
     m = p.measurement
     summary = str(p).split("\n\n")[-1]
+    assert not any(o.shared for o in m.operators)
     assert summary.startswith(f"-- measured: {len(m.operators)} stateful operators, {len(m.unattributed)} unattributed, ")
     assert ", 3 result rows" in summary and m.result_rows == 3 and m.status == "ok" and "FAILED" not in summary
     assert m.unattributed and all(f"\n--   unattributed #{i} " in summary for i in m.unattributed)
@@ -501,7 +522,7 @@ def test_memory_spark_does_not_measure_is_unknown_not_zero(spark, conf):
     sort = next(p.measurement.operator(i) for i in block.measured.operators if p.measurement.operator(i).kind == "sort")
     assert window.peak_memory is None and sort.peak_memory == sort.metrics["peakMemory"] > 0
     assert block.measured.peak_memory == sort.peak_memory and block.measured.peak_memory_unmeasured == [window.id]
-    assert "peak≥" in str(block) and f"Spark measures no memory of {window.id} Window" in str(block), str(block)
+    assert "peak≥" in str(block) and f"Spark measures no memory of #{window.id} Window" in str(block), str(block)
     from pyspark_arrnf.views import _peak  # the notebook view's cell
     assert _peak(block.measured).startswith("≥") and _peak(reduce.measured) == "unknown"
 

@@ -13,9 +13,10 @@ import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, AdaptiveSpar
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.QueryExecution
 import org.apache.spark.sql.execution.columnar.{InMemoryRelation, InMemoryTableScanExec}
-import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, ReusedExchangeExec, ShuffleExchangeLike}
+import org.apache.spark.sql.execution.exchange.{BroadcastExchangeLike, Exchange, ReusedExchangeExec, ShuffleExchangeLike}
 import org.apache.spark.sql.execution.joins.{BaseJoinExec, BroadcastHashJoinExec, CartesianProductExec, BroadcastNestedLoopJoinExec, HashJoin, ShuffledHashJoinExec}
 import org.apache.spark.sql.execution.window.WindowExecBase
+import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.DecimalType
 
 import arrnf.normalize.BlockIndex
@@ -294,6 +295,14 @@ object Attribution {
       id
     }
 
+    private val exchanges = mutable.HashMap[SparkPlan, Exchange]() // by their canonical form
+
+    private def reused(r: ReusedExchangeExec, ctx: Option[String], parent: Option[SparkPlan]): Unit = {
+      val kind = if (r.child.isInstanceOf[BroadcastExchangeLike]) "broadcast" else "exchange"
+      val id = emit(r, parent, kind, ctx, shared = true, "reused exchange: an existing arrangement read again")
+      pendingReuse += ((id, r.child))
+    }
+
     /** `ctx`: the block of the nearest linked ancestor (or of the join side), and why. */
     def visit(p: SparkPlan, ctx: Option[String], why: String, parent: Option[SparkPlan] = None): Unit = {
       if (!seen.add(p)) return
@@ -301,11 +310,12 @@ object Attribution {
         case a: AdaptiveSparkPlanExec => visit(a.executedPlan, ctx, why, parent); return
         case s: QueryStageExec => visit(s.plan, ctx, why, parent); return
         case _: ReusedSubqueryExec => return // the subquery's operators are measured where it first ran
-        case r: ReusedExchangeExec =>
-          val kind = if (r.child.isInstanceOf[BroadcastExchangeLike]) "broadcast" else "exchange"
-          val id = emit(r, parent, kind, ctx, shared = true, "reused exchange: an existing arrangement read again")
-          pendingReuse += ((id, r.child))
-          return
+        case r: ReusedExchangeExec => reused(r, ctx, parent); return
+        // A plan that has not run (adaptive execution's first plan): Spark reads an exchange equal to
+        // one met before again when it runs (its stage cache), it does not build it twice.
+        case e: Exchange if SQLConf.get.exchangeReuseEnabled =>
+          val first = Try(exchanges.getOrElseUpdate(e.canonicalized, e)).getOrElse(e)
+          if (first ne e) { reused(ReusedExchangeExec(e.output, first), ctx, parent); return }
         case i: InMemoryTableScanExec =>
           // Not materialized before the run (or still not: the run failed), the cache is built by this run.
           val built = i.relation.cacheBuilder.isCachedColumnBuffersLoaded && !builtByRun.contains(i.relation.cacheBuilder)

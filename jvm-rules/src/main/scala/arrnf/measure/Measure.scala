@@ -159,7 +159,10 @@ object Measure {
     val unattributedOwn = unattributed.filterNot(_.shared)
     val (unattributedSpill, unattributedShuffle) = (unattributedOwn.map(_.spill).sum, unattributedOwn.map(_.shuffleBytes).sum)
     val h = TextFormat.human _
-    val summary = (Seq(s"-- measured: ${ops.size} stateful operators, ${unattributed.size} unattributed, " +
+    // (counted as the header counts what Spark builds: a reused exchange or an existing cache apart)
+    val shared = ops.count(_.shared)
+    val summary = (Seq(s"-- measured: ${ops.size - shared} stateful operators" +
+      (if (shared > 0) s" (and $shared shared: read again, built before or elsewhere)" else "") + s", ${unattributed.size} unattributed, " +
       s"peak memory ${h(peak, "B")} attributed + ${h(unattributedPeak, "B")} unattributed" +
       (if (unmeasured.isEmpty) "" else " (and unknown: Spark measures no memory of " +
         named(unmeasured) + ")") +
@@ -198,7 +201,7 @@ object Measure {
   }
 
   /** Operators by id and node, as the measured lines name them: `0 Window, 3 SortMergeJoin`. */
-  private def named(ops: Seq[Op]): String = ops.map(o => s"${o.id} ${o.node}").mkString(", ")
+  private def named(ops: Seq[Op]): String = ops.map(o => s"#${o.id} ${o.node}").mkString(", ")
 
   private implicit class Merge(o: JObject) {
     def ~~(kv: (String, JValue)): JObject = JObject(o.obj :+ kv)
