@@ -245,6 +245,13 @@ def test_sketch_pass_gives_estimates_with_their_source(spark, tpch_db, use_db):
         green = spark.sql("select count(*) from part where p_name like '%green%'").head()[0]
         (kept,) = [b.cost for b in like.blocks if b.cost.source == "estimate: file metadata, sketch, sample"]
         assert green / 2 <= kept.rows <= 2 * green, (kept, green)
+        # groups of a computed key: the values the sample finds (9 first digits of the 50 sizes; before, the
+        # column's 50 values, an upper bound printed as an estimate)
+        for key in ("substr(cast(p_size as string), 1, 1)", "p_size div 10"):
+            computed = arrnf(f"select {key} k, count(*) from part group by 1", spark).blocks[-1].cost
+            truth = spark.sql(f"select count(distinct {key}) from part").head()[0]
+            assert computed.source == "estimate: file metadata, sketch, sample", computed
+            assert truth / 2 <= computed.rows <= 2 * truth, (key, computed, truth)
         # a join input holds the scan's rows, known exactly from the footers
         join = arrnf("select o_orderkey from orders join lineitem on o_orderkey = l_orderkey", spark)
         assert lineitem in [b.cost.rows for b in join.blocks if b.head and b.head.kind == "ArrangeBy"]

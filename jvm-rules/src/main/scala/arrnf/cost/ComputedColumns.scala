@@ -42,17 +42,20 @@ private[cost] trait ComputedColumns {
    * Column statistics of a projection's computed columns, which Spark's estimation drops (it keeps
    * only columns and their aliases), from `in`, its input's statistics: a date's year, quarter,
    * month, day or weekday takes the values its range spans (no more than the date's distinct
-   * count); any other deterministic expression of counted columns at most their combinations and
-   * the rows (as if it kept every difference: an upper estimate). Its NULLs: none where it cannot
-   * be NULL, else its arguments' NULLs.
+   * count); any other deterministic expression of counted columns the values `sampled` finds in
+   * the sketch pass's sample ([[arrnf.stats.Sketches.Sample.valuesOf]]), where it tells, else at
+   * most their combinations and the rows (as if it kept every difference: an upper estimate). Its
+   * NULLs: none where it cannot be NULL, else its arguments' NULLs.
    *
    * {{{
    *   year(d_date) over dates 1900-01-02 .. 2100-01-01 (73,049 values): 201 values
    *   ss_quantity - coalesce(sr_return_quantity, 0): min(100 * 101, rows) values
    *   id % 7 (id ≥ 0): 7 values; k % 7: 13; pmod(k, 7): 7
+   *   substr(s, 1, 1) of 20,000 numbers' texts: 20,000 values; sampled, 10
    * }}}
    */
-  def derivedColumns(list: Seq[NamedExpression], in: Statistics): Seq[(Attribute, ColumnStat)] = list.flatMap {
+  def derivedColumns(list: Seq[NamedExpression], in: Statistics,
+      sampled: Expression => Option[BigInt] = _ => None): Seq[(Attribute, ColumnStat)] = list.flatMap {
     case al @ Alias(e, _) if !e.isInstanceOf[Attribute] && e.deterministic && e.references.nonEmpty &&
         !SubqueryExpression.hasSubquery(e) =>
       val refs = e.references.toSeq.map(a => in.attributeStats.get(a))
@@ -87,7 +90,7 @@ private[cost] trait ComputedColumns {
           case Pmod(x, Literal(d, t), _) if integral(t) && integral(x.dataType) && d != null && BigInt(d.toString) != 0 => Some(BigInt(d.toString).abs)
           case _ => None
         }
-        val distinct = byRange.getOrElse(combinations).min(combinations).min(in.rowCount.getOrElse(combinations)).max(1)
+        val distinct = byRange.orElse(sampled(e)).getOrElse(combinations).min(combinations).min(in.rowCount.getOrElse(combinations)).max(1)
         Some(al.toAttribute -> ColumnStat(distinctCount = Some(distinct),
           nullCount = Some(if (!e.nullable) BigInt(0) else stats.map(_.nullCount.get).sum.min(in.rowCount.getOrElse(BigInt(Long.MaxValue))))))
       }

@@ -112,8 +112,7 @@ final class Estimator extends PredicateHelper {
               result
             }
             // Statistics Spark does not derive, carried by a leaf standing for the node.
-            def ours(stats: Statistics): LogicalPlan =
-              estimated(stats.rowCount, EstimatedLeaf(p.output, stats.copy(sizeInBytes = size), ""))
+            def ours(stats: Statistics): LogicalPlan = estimated(stats.rowCount, EstimatedLeaf(p.output, stats.copy(sizeInBytes = size), ""))
             // Spark's estimate of a node that keeps a share of its inputs' rows, where it scales a
             // column's distinct count down with the rows (`EstimationUtils.updateNdv`: 1,823 dates
             // over 2.9 million rows become 2 in 3,055 of them) for the columns the node does not test
@@ -327,9 +326,10 @@ final class Estimator extends PredicateHelper {
                     Try(joinKeys.uniqueKeyCaps(j, children, used)).getOrElse(Map.empty[ExprId, BigInt])).groupMapReduce(_._1)(_._2)(_ min _),
                   Try(joinKeys.independent(j, children)).toOption.flatten.orElse(composite)
                     .orElse(Try(joinKeys.uniqueKeyAndEqualities(j, children)).toOption.flatten))
-              // Computed columns, which Spark's estimation drops.
+              // Computed columns, which Spark's estimation drops (their values found in a sample: the label says so).
               case pr: Project if in.exists(_.rowCount.isDefined) =>
-                val derived = Try(Estimator.derivedColumns(pr.projectList, in.get)).getOrElse(Nil)
+                val derived = Try(Estimator.derivedColumns(pr.projectList, in.get, e => leaves.sampledValues(pr, e)
+                  .map { n => sourcesBelow.put(p, below + "sample"); n })).getOrElse(Nil)
                 Try(copied.stats).toOption.filter(_.rowCount.isDefined) match {
                   case Some(out) if derived.nonEmpty =>
                     estimated(out.rowCount, EstimatedNode(copied, out.copy(attributeStats = AttributeMap(out.attributeStats.toSeq ++ derived))))

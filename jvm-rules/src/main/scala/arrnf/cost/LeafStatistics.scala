@@ -2,8 +2,8 @@ package arrnf.cost
 
 import scala.util.Try
 
-import org.apache.spark.sql.catalyst.expressions.AttributeMap
-import org.apache.spark.sql.catalyst.plans.logical.{LeafNode, LogicalPlan, OneRowRelation, Statistics}
+import org.apache.spark.sql.catalyst.expressions.{AttributeMap, Expression}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LeafNode, LogicalPlan, OneRowRelation, Project, Statistics}
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.internal.SQLConf
@@ -24,6 +24,16 @@ private[cost] final class LeafStatistics {
 
   /** The sketch pass's sample of `leaf`, once its statistics were read. */
   def sampleOf(leaf: LogicalPlan): Option[Sketches.Sample] = Option(samples.get(leaf))
+
+  /** The distinct values of `e`, a projection's computed column, in the sample of the table `pr` reads
+   *  (directly, or filtered): [[Sketches.Sample.valuesOf]]. */
+  def sampledValues(pr: Project, e: Expression): Option[BigInt] = {
+    val (below, kept) = pr.child match {
+      case f: Filter => (f.child, Some(f.condition))
+      case c => (c, None)
+    }
+    sampleOf(below).flatMap(_.valuesOf(e, kept, below.output))
+  }
 
   /** The statistics of `leaf` and their source ("unknown: …" where its rows are unknown). */
   def apply(leaf: LeafNode): (Statistics, String) = {

@@ -5,7 +5,7 @@ import java.util.concurrent.ConcurrentHashMap
 import scala.util.Try
 
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, BoundReference, Expression, SubqueryExpression, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, BoundReference, Expression, Literal, SubqueryExpression, UnsafeProjection, UnsafeRow, UserDefinedExpression}
 import org.apache.spark.sql.catalyst.plans.logical.ColumnStat
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
@@ -108,7 +108,9 @@ object Sketches {
 
     // `condition` over `output` bound to the sample's columns; None where it cannot be evaluated here.
     private def bind(condition: Expression, output: Seq[Attribute]): Option[Expression] = {
-      if (!condition.deterministic || SubqueryExpression.hasSubquery(condition)) return None
+      // (a user's function is not run on the driver while Spark plans: it may be slow or reach out)
+      if (!condition.deterministic || SubqueryExpression.hasSubquery(condition) ||
+        condition.exists(_.isInstanceOf[UserDefinedExpression])) return None
       val ours = output.map(_.exprId).toSet
       Try(condition.transform {
         case a: AttributeReference if ours.contains(a.exprId) =>
@@ -170,6 +172,26 @@ object Sketches {
       else if (f1 < d && of <= rows.size.toLong * MaxGuaranteedRatio) Some(guaranteed(d, f1, of.toDouble / rows.size))
       else None
     }
+
+    private val valued = new ConcurrentHashMap[(Expression, Expression), Option[BigInt]]()
+
+    /**
+     * The distinct non-NULL values of `value` over `output` (the sampled table's columns) in the
+     * table, among the rows `condition` keeps (all where None), told as [[combinations]] tells them:
+     * a computed grouping key's groups (`substr(s, 1, 1)`: 10 first digits, where the column has
+     * 20,000 values). None where it cannot be evaluated here (a column not sampled, a
+     * non-deterministic value, a Python function, an error) or the kept rows do not tell.
+     */
+    def valuesOf(value: Expression, condition: Option[Expression], output: Seq[Attribute]): Option[BigInt] = for {
+      v <- bind(value, output)
+      c <- condition.fold[Option[Expression]](Some(Literal.TrueLiteral))(bind(_, output))
+      answer <- cached(valued, (v.canonicalized, c.canonicalized))(Try {
+        val kept = keptBy(c)
+        val counts = new java.util.HashMap[Any, Integer]()
+        kept.foreach(r => Option(v.eval(r)).foreach(x => counts.merge(x, 1, (a: Integer, b: Integer) => a + b)))
+        covered(counts.values().toArray(new Array[Integer](0)).map(_.intValue), kept.size)
+      }.toOption.flatten)
+    } yield answer
 
     private val determined = new ConcurrentHashMap[(Seq[String], Seq[String]), Option[Boolean]]()
 

@@ -1,6 +1,7 @@
 package arrnf.stats
 
-import org.apache.spark.sql.catalyst.expressions.{And, EqualTo, GreaterThan, Literal}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, EqualTo, GreaterThan, Literal}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, Project}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
 import arrnf.ArrnfSparkSuite
@@ -31,5 +32,28 @@ class SketchesSuite extends ArrnfSparkSuite {
     assert(sample.combinations(Seq("id"), condition, Seq(id)).isEmpty)
     assert(sample.share(condition, leaf.output) == kept)
     assert(sample.combinations(Seq("id"), condition, leaf.output).contains(BigInt(10)))
+  }
+
+  test("a computed value's distinct values are told by the sample (among the rows a condition keeps); a user's " +
+    "function is never run on the sample") {
+    spark.range(20000).selectExpr("id", "CAST(id AS STRING) AS s").write.mode("overwrite").parquet(s"$dir/sk_v")
+    spark.read.parquet(s"$dir/sk_v").createOrReplaceTempView("sk_v")
+    val session = spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession]
+    Sketches.collect(session, "sk_v")
+    val calls = new java.util.concurrent.atomic.AtomicInteger()
+    spark.udf.register("sk_counted", (x: Long) => { calls.incrementAndGet(); x % 3 })
+    val plan = spark.sql("SELECT substr(s, 1, 1) AS first, id DIV 1000 AS thousands, sk_counted(id) AS c FROM sk_v " +
+      "WHERE id < 5000").queryExecution.analyzed
+    val (leaf, relation) = plan.collectFirst { case l @ LogicalRelation(h: HadoopFsRelation, _, _, _, _) => (l, h) }.get
+    val sample = Sketches.of(relation, FileFacts.keys(relation)).get.toOption.get.sample
+    val Seq(first, thousands, counted) = plan.collectFirst { case p: Project => p.projectList.map(_.asInstanceOf[Alias].child) }.get
+    val condition = plan.collectFirst { case f: Filter => f.condition }.get
+    // the first digits: 1 to 9 and the one "0" (rare: a sample may miss it); 20,000 values of s
+    assert(sample.valuesOf(first, None, leaf.output).exists(n => n >= 9 && n <= 10))
+    assert(sample.valuesOf(thousands, None, leaf.output).contains(BigInt(20)))
+    assert(sample.valuesOf(thousands, Some(condition), leaf.output).contains(BigInt(5)))
+    assert(sample.valuesOf(counted, None, leaf.output).isEmpty)
+    assert(sample.share(EqualTo(counted, Literal(1L)), leaf.output).isEmpty)
+    assert(calls.get == 0)
   }
 }
