@@ -5,8 +5,9 @@ import java.util.concurrent.ConcurrentHashMap
 import scala.util.Try
 
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, BoundReference, Expression, Literal, SubqueryExpression, UnsafeProjection, UnsafeRow, UserDefinedExpression}
-import org.apache.spark.sql.catalyst.plans.logical.ColumnStat
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeReference, BoundReference, Expression, Literal, SubqueryExpression, UnsafeProjection, UnsafeRow, UserDefinedExpression}
+import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke
+import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Project}
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.functions.{approx_count_distinct, col, count, lit, max, min}
@@ -373,8 +374,10 @@ object Sketches {
   /** A number that changes whenever a sketch is taken or forgotten. */
   def version: Long = changes.get
 
-  /** The relation's identity in the store: its root paths. */
-  def identity(r: HadoopFsRelation): String = r.location.rootPaths.map(_.toString).sorted.mkString(",")
+  /** The relation's identity in the store: its root paths, read as what with which options (the same
+   *  CSV folder read with and without a header holds other rows). */
+  def identity(r: HadoopFsRelation): String = r.location.rootPaths.map(_.toString).sorted.mkString(",") +
+    s" as ${r.fileFormat}" + r.options.toSeq.sorted.map { case (k, v) => s" $k=$v" }.mkString
 
   /** Why a relation's sketch is not read. */
   val Stale = "a sketch was taken, but its files changed since"
@@ -392,9 +395,22 @@ object Sketches {
   def collect(spark: SparkSession, table: String): String = {
     val df = spark.table(table)
     val relations = df.queryExecution.analyzed.collect { case l @ LogicalRelation(h: HadoopFsRelation, _, _, _, _) => (l, h) }
+    // A view that filters, joins or computes holds other rows or values than its files: its sketch
+    // would be taken for the table's (stored by the files), and every query of the table misled.
+    val read = df.queryExecution.optimizedPlan match {
+      case l: LogicalRelation => Some(l.output)
+      case Project(list, _: LogicalRelation) if list.forall {
+          case _: AttributeReference => true
+          case Alias(s: StaticInvoke, _) => s.functionName == "readSidePadding" // a CHAR(n) column, padded as read
+          case _ => false
+        } => Some(list.map(_.toAttribute))
+      case _ => None
+    }
     relations match {
-      case Seq((l, h)) =>
-        val cols = l.output.filter(a => sketchable(a.dataType))
+      case Seq(_) if read.isEmpty =>
+        s"$table: not sketched: a view that filters, computes or renames what it reads (sketch the table it reads)"
+      case Seq((_, h)) =>
+        val cols = read.get.filter(a => sketchable(a.dataType))
         val aggs = count(lit(1)).as("__rows") +: cols.zipWithIndex.flatMap { case (a, i) =>
           val c = col(s"`${a.name}`")
           Seq(approx_count_distinct(c).as(s"__ndv$i"), count(c).as(s"__nonnull$i")) ++
