@@ -508,3 +508,16 @@ def test_a_view_that_filters_is_not_sketched_for_its_table(spark, tmp_path):
         assert all("sketch" not in (b.cost.source or "") for b in raw.blocks), [b.cost for b in raw.blocks]
     finally:
         forget_statistics(spark)
+
+
+def test_an_offset_of_rows_not_known_is_unknown(spark, tmp_path):
+    """Spark's estimate of an OFFSET counts an input whose rows it does not know as 0 rows: ArrNF said
+    ``rows≈0 (estimate: file metadata)`` where 1,657 rows pass (a tester). Unknown now, with the input's
+    reason; an OFFSET of known rows (a LIMIT's) keeps its estimate."""
+    spark.range(5000).selectExpr("id", "id % 7 AS k").write.parquet(str(tmp_path / "pq"))
+    spark.read.parquet(str(tmp_path / "pq")).createOrReplaceTempView("off_pq")
+    window = "SELECT k, id, row_number() OVER (PARTITION BY k ORDER BY id) rn FROM ({})"
+    unknown = arrnf(window.format("SELECT * FROM off_pq WHERE id % 3 = 0 OFFSET 10"), spark).blocks[-1].cost
+    assert unknown.rows is None and unknown.source.startswith("unknown"), unknown
+    known = arrnf(window.format("SELECT * FROM off_pq WHERE id % 3 = 0 LIMIT 100 OFFSET 10"), spark).blocks[-1].cost
+    assert known.rows == 100, known

@@ -6,7 +6,7 @@ import scala.util.Try
 import org.apache.spark.sql.arrnf.CboConf
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, AttributeSet, ExprId, Expression, PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.{Inner, LeftSemi}
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Expand, Filter, Join, LeafNode, LogicalPlan, Project, RepartitionOperation, Sort, Statistics, Union, Window, WindowGroupLimit}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, ColumnStat, Expand, Filter, Join, LeafNode, LogicalPlan, Offset, Project, RepartitionOperation, Sort, Statistics, Union, Window, WindowGroupLimit}
 import org.apache.spark.sql.internal.SQLConf
 
 import arrnf.stats.Sketches
@@ -209,10 +209,8 @@ final class Estimator extends PredicateHelper {
               case _ => None
             }
             // Without window partitions and without its input's rows: k rows, as a LIMIT's (the plan's shape).
-            lazy val rankLimit = p match {
-              case w: WindowGroupLimit if w.partitionSpec.isEmpty && !in.exists(_.rowCount.isDefined) => Some(BigInt(w.limit))
-              case _ => None
-            }
+            lazy val rankLimit = Some(p).collect {
+              case w: WindowGroupLimit if w.partitionSpec.isEmpty && !in.exists(_.rowCount.isDefined) => BigInt(w.limit) }
             lazy val filtered = copied match {
               case j: Join => Try(Estimator.filteredJoin(j, samples.pairShare(p))).toOption.flatten
               case _ => None
@@ -297,6 +295,8 @@ final class Estimator extends PredicateHelper {
               // Spark's join estimation drops keys without distinct counts and ignores other
               // conditions: it would count a cartesian product.
               case j: Join if unestimated(j, children).isDefined => unknown(unestimated(j, children).get)
+              // An OFFSET of rows not known (Spark's estimate counts them 0).
+              case _: Offset if !in.exists(_.rowCount.isDefined) => unknown(uncounted(p))
               // Nodes that keep their input's rows, which Spark's estimation leaves without a count.
               case _: Window | _: Sort | _: RepartitionOperation if in.exists(_.rowCount.isDefined) =>
                 ours(Statistics(sizeInBytes = size, rowCount = in.get.rowCount, attributeStats = in.get.attributeStats))

@@ -56,6 +56,10 @@ import arrnf.rules.factorize.{FactorizeCost, FactorizeStatus, FlatBranch, Unifie
  *    vary (`Effects.canVary`: no unseeded sample, non-deterministic expression or RDD-backed input),
  *    since A is evaluated once instead of n times;
  *  - floating point: no arithmetic is reordered;
+ *  - collations: the union's columns must compare by their bytes (`Effects.binaryEquality`): under a
+ *    case-insensitive or trimming collation `'A '` and `'a'` are one group of a UNION (distinct) or
+ *    GROUP BY above, which shows the value of the row it meets first, and the factored join meets
+ *    the branches' rows in another order;
  *  - streaming plans are left alone (a stream-stream join's state would change shape).
  *
  * Cost: fires only when A is not broadcast anyway (`sizeInBytes` of A above
@@ -84,7 +88,8 @@ object FactorizeUnionOfJoins extends Rule[LogicalPlan] with Logging {
   override def apply(plan: LogicalPlan): LogicalPlan = {
     if (plan.isStreaming) return plan
     plan.transformUpWithPruning(_.containsAllPatterns(UNION, JOIN)) {
-      case u: Union if !u.byName && !u.allowMissingCol && u.resolved && !u.isStreaming => factorize(u)
+      case u: Union if !u.byName && !u.allowMissingCol && u.resolved && !u.isStreaming &&
+        u.output.forall(a => Effects.binaryEquality(a.dataType)) => factorize(u)
     }
   }
 

@@ -82,6 +82,6 @@ object FileFacts {
         case NonFatal(e) => Left(s"its Parquet footers could not be read (${e.getClass.getSimpleName}: " +
           s"${String.valueOf(e.getMessage).linesIterator.nextOption().getOrElse("")})")
       }
-    case other => Left(s"${other.getClass.getSimpleName.stripSuffix("$")} files keep no row count")
+    case other => Left(s"ArrNF reads no row count from ${other.getClass.getSimpleName.stripSuffix("$")} files (only Parquet footers)")
   }
 }
