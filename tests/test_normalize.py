@@ -521,3 +521,20 @@ def test_an_offset_of_rows_not_known_is_unknown(spark, tmp_path):
     assert unknown.rows is None and unknown.source.startswith("unknown"), unknown
     known = arrnf(window.format("SELECT * FROM off_pq WHERE id % 3 = 0 LIMIT 100 OFFSET 10"), spark).blocks[-1].cost
     assert known.rows == 100, known
+
+
+def test_a_null_test_not_counted_beside_a_counted_one_is_unknown(spark, tmp_path):
+    """A NULL test of a column the footers count no NULLs of (one some files lack), ANDed with one they
+    count (the ``isnotnull(k)`` Spark adds below every inner join): the rank-limit estimate read it as
+    keeping every row, labelled plain ``file metadata`` (800 for 0, a tester). Unknown, as the test alone
+    is; both tests counted keep their estimate."""
+    spark.range(0, 500).selectExpr("id", "id % 7 AS k").write.parquet(str(tmp_path / "m" / "part=a"))
+    spark.range(0, 300).selectExpr("id", "id % 7 AS k", "CAST(NULL AS BIGINT) AS extra").write.parquet(
+        str(tmp_path / "m" / "part=b"))
+    spark.read.option("mergeSchema", "true").parquet(str(tmp_path / "m")).createOrReplaceTempView("nt_merged")
+    window = "SELECT k, id, row_number() OVER (PARTITION BY k ORDER BY id) rn FROM nt_merged WHERE {}"
+    for test in ("extra IS NOT NULL AND k IS NOT NULL", "extra IS NOT NULL"):
+        cost = arrnf(window.format(test), spark).blocks[-1].cost
+        assert cost.rows is None and cost.source.startswith("unknown"), (test, cost)
+    counted = arrnf(window.format("id IS NOT NULL AND k IS NOT NULL"), spark).blocks[-1].cost
+    assert counted.rows == 800, counted

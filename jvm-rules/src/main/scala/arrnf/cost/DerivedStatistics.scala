@@ -342,7 +342,8 @@ private[cost] trait DerivedStatistics extends KeptShares with Sources with Aggre
       case GreaterThan(IntegerLiteral(k), a: Attribute) => limit(a, k - 1)
       case _ => None
     }
-    kept(f.condition)
+    // (only a filter that tests a rank: else its NULL tests not counted would keep every row)
+    if (f.condition.references.exists(a => rankOf.contains(a.exprId))) kept(f.condition) else None
   }
 
   /**
