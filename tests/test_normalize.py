@@ -538,3 +538,30 @@ def test_a_null_test_not_counted_beside_a_counted_one_is_unknown(spark, tmp_path
         assert cost.rows is None and cost.source.startswith("unknown"), (test, cost)
     counted = arrnf(window.format("id IS NOT NULL AND k IS NOT NULL"), spark).blocks[-1].cost
     assert counted.rows == 800, counted
+
+
+def test_catalog_statistics_of_files_changed_since_are_stale(spark, conf, tmp_path):
+    """ANALYZE TABLE's row count was read as long as the catalog kept it: after files were added to the
+    table's folder (and REFRESH TABLE) a tester read ``rows≈1.5k (catalog)`` for 3,500 rows. The files'
+    bytes listed now differ from those ANALYZE TABLE counted: the footers' rows then, labelled stale.
+    Fresh statistics (a table, a partitioned table) stay the catalog's."""
+    conf({"spark.sql.autoBroadcastJoinThreshold": "-1"})
+    spark.sql("DROP TABLE IF EXISTS stale_t")
+    spark.sql("DROP TABLE IF EXISTS stale_p")
+    try:
+        spark.range(1500).selectExpr("id", "id % 7 AS k").write.saveAsTable("stale_t")
+        spark.range(1500).selectExpr("id", "id % 3 AS p").write.partitionBy("p").saveAsTable("stale_p")
+        for t in ("stale_t", "stale_p"):
+            spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS FOR ALL COLUMNS")
+        window = "SELECT id, row_number() OVER (PARTITION BY {} ORDER BY id) rn FROM {}"
+        for t, key in (("stale_t", "k"), ("stale_p", "p")):
+            (cost,) = [b.cost for b in arrnf(window.format(key, t), spark).blocks if b.cost.rule.startswith("Reduce (window)")]
+            assert (cost.rows, cost.source) == (1500, "catalog"), (t, cost)
+        location = spark.sql("DESCRIBE TABLE EXTENDED stale_t").where("col_name = 'Location'").head()[1]
+        spark.range(5000, 7000).selectExpr("id", "id % 7 AS k").write.mode("append").parquet(location)
+        spark.sql("REFRESH TABLE stale_t")
+        (cost,) = [b.cost for b in arrnf(window.format("k", "stale_t"), spark).blocks if b.cost.rule.startswith("Reduce (window)")]
+        assert cost.rows == 3500 and cost.source.startswith("file metadata; its catalog statistics are stale"), cost
+    finally:
+        spark.sql("DROP TABLE IF EXISTS stale_t")
+        spark.sql("DROP TABLE IF EXISTS stale_p")

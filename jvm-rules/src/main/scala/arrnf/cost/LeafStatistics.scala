@@ -8,7 +8,7 @@ import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.internal.SQLConf
 
-import arrnf.stats.{FileRelationSizes, RelationStatistics, Sketches}
+import arrnf.stats.{FileFacts, FileRelationSizes, RelationStatistics, Sketches}
 
 /**
  * The statistics of a plan's leaves, from the best source at hand, with its label: catalog
@@ -45,8 +45,15 @@ private[cost] final class LeafStatistics {
     }).getOrElse(Statistics(sizeInBytes = SQLConf.get.defaultSizeInBytes))
     leaf match {
       case r @ LogicalRelation(h: HadoopFsRelation, _, catalogTable, _, _) =>
-        if (catalogTable.exists(_.stats.exists(_.rowCount.isDefined)) && own.rowCount.isDefined) (own, "catalog")
-        else fileStatistics(r, h, own)
+        val analyzed = catalogTable.flatMap(_.stats).filter(_.rowCount.isDefined && own.rowCount.isDefined)
+        // ANALYZE TABLE counted the bytes of the files it read: other bytes listed now are other files.
+        lazy val listedBytes = Try(FileFacts.files(h).map(f => BigInt(f.getLen)).sum).toOption
+        if (analyzed.isEmpty) fileStatistics(r, h, own)
+        else if (listedBytes.forall(_ == analyzed.get.sizeInBytes)) (own, "catalog")
+        else {
+          val (stats, source) = fileStatistics(r, h, own.copy(rowCount = None, attributeStats = AttributeMap(Nil)))
+          (stats, s"$source; ${LeafStatistics.StaleCatalog}")
+        }
       case _: InMemoryRelation => (own, if (own.rowCount.isDefined) "cache" else "unknown: a cache not materialized yet")
       // One empty row (`SELECT 1`, `(SELECT 1 AS x) u`), whose statistics Spark gives no row count.
       case _: OneRowRelation => (own.copy(rowCount = Some(BigInt(1))), "exact")
@@ -67,4 +74,9 @@ private[cost] final class LeafStatistics {
     if (facts.rows.isEmpty) (own, facts.source)
     else (own.copy(rowCount = facts.rows, attributeStats = columns), facts.source)
   }
+}
+
+private[cost] object LeafStatistics {
+  /** Why a table's catalog statistics are not read. */
+  val StaleCatalog = "its catalog statistics are stale: its files changed since ANALYZE TABLE, run it again"
 }
