@@ -139,6 +139,27 @@ def test_a_reused_exchange_is_counted_alike_before_and_after_the_run(spark, conf
     assert summary.startswith("-- measured: 7 stateful operators (and 1 shared: "), summary
 
 
+def test_a_broadcast_read_again_to_prune_a_scan_is_where_it_was_built(spark, conf, tmp_path):
+    """Dynamic partition pruning: the dimension's broadcast is read again by a subquery of the fact
+    table's scan, which Spark only streams. The fact's block read ``spark=[broadcast relation,
+    reused (existing)]`` (a tester): it reads none before the run or after, and the measured run lists
+    the reused broadcast in the dimension's block, beside the broadcast it reads."""
+    conf({"spark.sql.optimizer.dynamicPartitionPruning.enabled": "true"})
+    spark.range(20000).selectExpr("id", "id % 5 AS p", "id % 97 AS k").write.partitionBy("p").parquet(str(tmp_path / "fact"))
+    spark.range(5).selectExpr("id AS p", "id * 10 AS attr").write.parquet(str(tmp_path / "dim"))
+    spark.read.parquet(str(tmp_path / "fact")).createOrReplaceTempView("dpp_fact")
+    spark.read.parquet(str(tmp_path / "dim")).createOrReplaceTempView("dpp_dim")
+    sql = "SELECT f.k, count(*) FROM dpp_fact f JOIN dpp_dim d ON f.p = d.p WHERE d.attr = 20 GROUP BY f.k"
+    assert "dynamicpruning" in spark.sql(sql)._jdf.queryExecution().executedPlan().toString().lower()
+    for p in (pyspark_arrnf.arrnf(spark.sql(sql)), measure(spark.sql(sql))):
+        fact = next(b for b in p.blocks if b.head and b.head.kind == "ArrangeBy" and "Get fact" in str(b))
+        assert not fact.realization, fact
+    # (before the run the pruning subquery holds no exchange yet: adaptive execution adds it)
+    dim = next(b for b in p.blocks if b.head and b.head.kind == "ArrangeBy" and "Get dim" in str(b))
+    whats = [r["what"] for r in dim.realization]
+    assert "broadcast relation" in whats and "broadcast relation, reused" in whats, whats
+
+
 def test_window_blocks_measured(spark, tpcds_db, use_db):
     use_db(tpcds_db)
     p = measure(queries("tpcds")["q98"], spark=spark)

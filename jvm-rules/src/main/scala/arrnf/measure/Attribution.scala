@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.catalyst.plans.physical.RangePartitioning
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
-import org.apache.spark.sql.execution.{CollectLimitExec, ColumnarToRowExec, GlobalLimitExec, InputAdapter, LocalLimitExec, ProjectExec, ReusedSubqueryExec, SortExec, SparkPlan, TakeOrderedAndProjectExec, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.{CollectLimitExec, ColumnarToRowExec, DataSourceScanExec, GlobalLimitExec, InputAdapter, LocalLimitExec, ProjectExec, ReusedSubqueryExec, SortExec, SparkPlan, TakeOrderedAndProjectExec, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.QueryExecution
@@ -297,9 +297,13 @@ object Attribution {
 
     private val exchanges = mutable.HashMap[SparkPlan, Exchange]() // by their canonical form
 
+    private var scanSubqueries = 0 // the depth of scans' subqueries being visited
+    private val readToPrune = mutable.Set[Int]()
+
     private def reused(r: ReusedExchangeExec, ctx: Option[String], parent: Option[SparkPlan]): Unit = {
       val kind = if (r.child.isInstanceOf[BroadcastExchangeLike]) "broadcast" else "exchange"
       val id = emit(r, parent, kind, ctx, shared = true, "reused exchange: an existing arrangement read again")
+      if (scanSubqueries > 0) readToPrune += id
       pendingReuse += ((id, r.child))
     }
 
@@ -368,13 +372,21 @@ object Attribution {
             }
           }
       }
-      p.subqueries.foreach(s => visit(s, here, s"subquery of ${p.nodeName}", Some(p)))
+      // A scan's subqueries prune its files (dynamic partition pruning): a broadcast they read again is
+      // the state of the join that built it, not of the scan's block, which Spark only streams.
+      val pruning = p.isInstanceOf[DataSourceScanExec]
+      if (pruning) scanSubqueries += 1
+      try p.subqueries.foreach(s => visit(s, here, s"subquery of ${p.nodeName}", Some(p)))
+      finally if (pruning) scanSubqueries -= 1
     }
 
     def finish(): Seq[Op] = {
       pendingReuse.foreach { case (id, orig) =>
         val target = Option(idOf.get(orig)).map(_.intValue)
         ops(id) = ops(id).copy(reuses = target)
+        // read again to prune a scan's files: listed where it was built
+        target.filter(t => readToPrune.contains(id) && ops(t).block.isDefined).foreach(t => ops(id) = ops(id).copy(
+          block = ops(t).block, reason = s"reused exchange: read again to prune a scan's files (dynamic partition pruning)"))
       }
       ops.toSeq
     }
