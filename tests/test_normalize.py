@@ -565,3 +565,19 @@ def test_catalog_statistics_of_files_changed_since_are_stale(spark, conf, tmp_pa
     finally:
         spark.sql("DROP TABLE IF EXISTS stale_t")
         spark.sql("DROP TABLE IF EXISTS stale_p")
+
+
+def test_analyze_without_columns_keeps_the_footers_null_counts(spark, conf):
+    """ANALYZE TABLE without FOR COLUMNS gives the catalog a row count and no column statistics: read
+    alone it left a join input (Spark's isnotnull(k) over it) unknown where the footers had estimated it
+    (a tester). Where the footers count the catalog's rows, they are read, with their NULL counts."""
+    conf({"spark.sql.autoBroadcastJoinThreshold": "-1"})
+    spark.sql("DROP TABLE IF EXISTS nocols_t")
+    try:
+        spark.range(1000).selectExpr("id", "id % 7 AS k").write.saveAsTable("nocols_t")
+        spark.sql("ANALYZE TABLE nocols_t COMPUTE STATISTICS")
+        p = arrnf("SELECT * FROM nocols_t t JOIN range(7) r ON t.k = r.id", spark)
+        (side,) = [b.cost for b in p.blocks if b.head and b.head.kind == "ArrangeBy" and "nocols_t" in str(b)]
+        assert (side.rows, side.source) == (1000, "file metadata"), side
+    finally:
+        spark.sql("DROP TABLE IF EXISTS nocols_t")

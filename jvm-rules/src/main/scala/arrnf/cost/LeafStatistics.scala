@@ -48,8 +48,12 @@ private[cost] final class LeafStatistics {
         val analyzed = catalogTable.flatMap(_.stats).filter(_.rowCount.isDefined && own.rowCount.isDefined)
         // ANALYZE TABLE counted the bytes of the files it read: other bytes listed now are other files.
         lazy val listedBytes = Try(FileFacts.files(h).map(f => BigInt(f.getLen)).sum).toOption
+        // Without column statistics (ANALYZE TABLE without FOR COLUMNS) the footers state the same rows
+        // and their NULL counts too (a join's isnotnull(k) estimated where the catalog's rows alone tell nothing).
+        lazy val footers = fileStatistics(r, h, own.copy(rowCount = None))
         if (analyzed.isEmpty) fileStatistics(r, h, own)
-        else if (listedBytes.forall(_ == analyzed.get.sizeInBytes)) (own, "catalog")
+        else if (listedBytes.forall(_ == analyzed.get.sizeInBytes))
+          if (analyzed.get.colStats.isEmpty && footers._1.rowCount == own.rowCount) footers else (own, "catalog")
         else {
           val (stats, source) = fileStatistics(r, h, own.copy(rowCount = None, attributeStats = AttributeMap(Nil)))
           (stats, s"$source; ${LeafStatistics.StaleCatalog}")
