@@ -5,7 +5,7 @@ import scala.util.Try
 import org.apache.spark.sql.catalyst.expressions.{AttributeMap, Expression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LeafNode, LogicalPlan, OneRowRelation, Project, Statistics}
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, InMemoryFileIndex, LogicalRelation}
 import org.apache.spark.sql.internal.SQLConf
 
 import arrnf.stats.{FileFacts, FileRelationSizes, RelationStatistics, Sketches}
@@ -47,7 +47,12 @@ private[cost] final class LeafStatistics {
       case r @ LogicalRelation(h: HadoopFsRelation, _, catalogTable, _, _) =>
         val analyzed = catalogTable.flatMap(_.stats).filter(_.rowCount.isDefined && own.rowCount.isDefined)
         // ANALYZE TABLE counted the bytes of the files it read: other bytes listed now are other files.
-        lazy val listedBytes = Try(FileFacts.files(h).map(f => BigInt(f.getLen)).sum).toOption
+        // (Told of a table without partitions, whose listing is kept; a partitioned table's would list
+        // every partition's files while planning: not told, its statistics read as they are.)
+        lazy val listedBytes = h.location match {
+          case _: InMemoryFileIndex => Try(FileFacts.files(h).map(f => BigInt(f.getLen)).sum).toOption
+          case _ => None
+        }
         // Without column statistics (ANALYZE TABLE without FOR COLUMNS) the footers state the same rows
         // and their NULL counts too (a join's isnotnull(k) estimated where the catalog's rows alone tell nothing).
         lazy val footers = fileStatistics(r, h, own.copy(rowCount = None))

@@ -200,7 +200,7 @@ object Measure {
     JsonMethods.compact(JsonMethods.render(JObject(fields)))
   }
 
-  /** Operators by id and node, as the measured lines name them: `0 Window, 3 SortMergeJoin`. */
+  /** Operators by id and node, as the measured lines name them: `#0 Window, #3 SortMergeJoin`. */
   private def named(ops: Seq[Op]): String = ops.map(o => s"#${o.id} ${o.node}").mkString(", ")
 
   private implicit class Merge(o: JObject) {
