@@ -581,3 +581,24 @@ def test_analyze_without_columns_keeps_the_footers_null_counts(spark, conf):
         assert (side.rows, side.source) == (1000, "file metadata"), side
     finally:
         spark.sql("DROP TABLE IF EXISTS nocols_t")
+
+
+def test_a_sketch_over_files_that_cannot_be_read_says_so(spark, conf, tmp_path):
+    """A sketch is read while its files are listed as sketched; where their footers cannot be read now
+    (a file deleted or made unreadable since), the label said only ``sketch`` and the query then failed
+    on the file (a tester). The label says what could not be read."""
+    import shutil
+
+    from pyspark_arrnf import forget_statistics, statistics
+
+    conf({"spark.sql.autoBroadcastJoinThreshold": "-1"})
+    spark.range(3000).selectExpr("id", "id % 7 AS k").write.parquet(str(tmp_path / "gone"))
+    spark.read.parquet(str(tmp_path / "gone")).createOrReplaceTempView("gone_v")
+    try:
+        statistics(spark, ["gone_v"])
+        shutil.rmtree(tmp_path / "gone")
+        p = arrnf("SELECT * FROM gone_v g JOIN range(7) r ON g.k = r.id", spark)
+        (side,) = [b.cost for b in p.blocks if b.head and b.head.kind == "ArrangeBy" and "gone" in str(b)]
+        assert side.rows == 3000 and side.source.startswith("sketch; its Parquet footers could not be read"), side
+    finally:
+        forget_statistics(spark)

@@ -56,7 +56,9 @@ object RelationStatistics {
           columns.getOrElse(f.nullCounts.map { case (n, c) => n -> ColumnStat(nullCount = Some(BigInt(c))) }),
           if (columns.isDefined) "file metadata, sketch" else "file metadata" + staleNote, sample)
       case Left(why) => sketch.flatMap(_.toOption) match {
-        case Some(s) => Facts(Some(BigInt(s.rows)), s.columns, "sketch", Some(s.sample))
+        // (a footer that could not be read now, a file made unreadable since: said, as the query will read it)
+        case Some(s) => Facts(Some(BigInt(s.rows)), s.columns,
+          if (why.contains("could not be read")) s"sketch; $why" else "sketch", Some(s.sample))
         case None => Facts(None, Map.empty, s"unknown: $why$staleNote")
       }
     }
