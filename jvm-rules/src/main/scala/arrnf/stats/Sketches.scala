@@ -5,9 +5,8 @@ import java.util.concurrent.ConcurrentHashMap
 import scala.util.Try
 
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeReference, BoundReference, Expression, Literal, SubqueryExpression, UnsafeProjection, UnsafeRow, UserDefinedExpression}
-import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke
-import org.apache.spark.sql.catalyst.plans.logical.{ColumnStat, Project}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, BoundReference, Expression, Literal, SubqueryExpression, UnsafeProjection, UnsafeRow, UserDefinedExpression}
+import org.apache.spark.sql.catalyst.plans.logical.ColumnStat
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.functions.{approx_count_distinct, col, count, lit, max, min}
@@ -395,26 +394,16 @@ object Sketches {
   def collect(spark: SparkSession, table: String): String = {
     val df = spark.table(table)
     val relations = df.queryExecution.analyzed.collect { case l @ LogicalRelation(h: HadoopFsRelation, _, _, _, _) => (l, h) }
-    // A view that filters, joins or computes holds other rows or values than its files: its sketch
-    // would be taken for the table's (stored by the files), and every query of the table misled.
-    val read = df.queryExecution.optimizedPlan match {
-      case l: LogicalRelation => Some(l.output)
-      case Project(list, _: LogicalRelation) if list.forall {
-          case _: AttributeReference => true
-          case Alias(s: StaticInvoke, _) => s.functionName == "readSidePadding" // a CHAR(n) column, padded as read
-          case _ => false
-        } => Some(list.map(_.toAttribute))
-      case _ => None
-    }
+    val read = SketchedColumns.of(df.queryExecution.optimizedPlan)
     relations match {
       case Seq(_) if read.isEmpty =>
         s"$table: not sketched: a view that filters, computes or renames what it reads (sketch the table it reads)"
       case Seq((_, h)) =>
-        val cols = read.get.filter(a => sketchable(a.dataType))
+        val cols = read.get.filter(a => SketchedColumns.sketchable(a.dataType))
         val aggs = count(lit(1)).as("__rows") +: cols.zipWithIndex.flatMap { case (a, i) =>
           val c = col(s"`${a.name}`")
           Seq(approx_count_distinct(c).as(s"__ndv$i"), count(c).as(s"__nonnull$i")) ++
-            (if (ranged(a.dataType)) Seq(min(c).as(s"__min$i"), max(c).as(s"__max$i")) else Nil)
+            (if (SketchedColumns.ranged(a.dataType)) Seq(min(c).as(s"__min$i"), max(c).as(s"__max$i")) else Nil)
         }
         val files = FileFacts.keys(h)
         val row = spark.table(table).agg(aggs.head, aggs.tail: _*).head()
@@ -422,7 +411,7 @@ object Sketches {
         val sample = sampleOf(df, rows)
         val columns = cols.zipWithIndex.map { case (a, i) =>
           def internal(name: String) = Option(row.getAs[Any](name)).map(v => CatalystTypeConverters.convertToCatalyst(v))
-          val (lo, hi) = if (ranged(a.dataType)) (internal(s"__min$i"), internal(s"__max$i")) else (None, None)
+          val (lo, hi) = if (SketchedColumns.ranged(a.dataType)) (internal(s"__min$i"), internal(s"__max$i")) else (None, None)
           a.name.toLowerCase(java.util.Locale.ROOT) -> ColumnStat(
             distinctCount = Some(BigInt(row.getAs[Long](s"__ndv$i"))), min = lo, max = hi,
             nullCount = Some(BigInt(rows - row.getAs[Long](s"__nonnull$i"))),
@@ -449,16 +438,6 @@ object Sketches {
       drawn.collect().map(r => compact(toCatalyst(r).asInstanceOf[InternalRow]).copy(): InternalRow))
     new Sample(df.schema.fields.map(_.name.toLowerCase(java.util.Locale.ROOT)).toIndexedSeq,
       df.schema.fields.map(_.dataType).toIndexedSeq, sampled, rows)
-  }
-
-  private def sketchable(t: DataType): Boolean = t match {
-    case _: NumericType | DateType | TimestampType | TimestampNTZType | BooleanType | _: StringType | BinaryType => true
-    case _ => false
-  }
-
-  private def ranged(t: DataType): Boolean = t match {
-    case _: NumericType | DateType | TimestampType | TimestampNTZType => true
-    case _ => false
   }
 
   /** Forgets every sketch (tests). */
