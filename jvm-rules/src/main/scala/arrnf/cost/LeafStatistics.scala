@@ -53,15 +53,17 @@ private[cost] final class LeafStatistics {
           case _: InMemoryFileIndex => Try(FileFacts.files(h).map(f => BigInt(f.getLen)).sum).toOption
           case _ => None
         }
-        // Without column statistics (ANALYZE TABLE without FOR COLUMNS) the footers state the same rows
-        // and their NULL counts too (a join's isnotnull(k) estimated where the catalog's rows alone tell nothing).
-        lazy val footers = fileStatistics(r, h, own.copy(rowCount = None))
-        if (analyzed.isEmpty) fileStatistics(r, h, own)
-        else if (listedBytes.forall(_ == analyzed.get.sizeInBytes))
-          if (analyzed.get.colStats.isEmpty && footers._1.rowCount == own.rowCount) footers else (own, "catalog")
-        else {
-          val (stats, source) = fileStatistics(r, h, own.copy(rowCount = None, attributeStats = AttributeMap(Nil)))
-          (stats, s"$source; ${LeafStatistics.StaleCatalog}")
+        analyzed match {
+          case None => fileStatistics(r, h, own)
+          case Some(catalog) if listedBytes.exists(_ != catalog.sizeInBytes) =>
+            val (stats, source) = fileStatistics(r, h, own.copy(rowCount = None, attributeStats = AttributeMap(Nil)))
+            (stats, s"$source; ${LeafStatistics.StaleCatalog}")
+          // Without column statistics (ANALYZE TABLE without FOR COLUMNS) the footers state the same rows
+          // and their NULL counts too (a join's isnotnull(k) estimated where the catalog's rows alone tell nothing).
+          case Some(catalog) if catalog.colStats.isEmpty =>
+            val footers = fileStatistics(r, h, own.copy(rowCount = None))
+            if (footers._1.rowCount == own.rowCount) footers else (own, "catalog")
+          case _ => (own, "catalog")
         }
       case _: InMemoryRelation => (own, if (own.rowCount.isDefined) "cache" else "unknown: a cache not materialized yet")
       // One empty row (`SELECT 1`, `(SELECT 1 AS x) u`), whose statistics Spark gives no row count.
