@@ -562,9 +562,61 @@ def test_catalog_statistics_of_files_changed_since_are_stale(spark, conf, tmp_pa
         spark.sql("REFRESH TABLE stale_t")
         (cost,) = [b.cost for b in arrnf(window.format("k", "stale_t"), spark).blocks if b.cost.rule.startswith("Reduce (window)")]
         assert cost.rows == 3500 and cost.source.startswith("file metadata; its catalog statistics are stale"), cost
+        # A partitioned table's every partition's files are listed (as its scan lists them): one added is told too.
+        location = spark.sql("DESCRIBE TABLE EXTENDED stale_p").where("col_name = 'Location'").head()[1]
+        spark.range(5000, 5600).selectExpr("id").write.mode("append").parquet(location + "/p=1")
+        spark.sql("REFRESH TABLE stale_p")
+        (cost,) = [b.cost for b in arrnf(window.format("p", "stale_p"), spark).blocks if b.cost.rule.startswith("Reduce (window)")]
+        assert cost.rows == 2100 and cost.source.startswith("file metadata; its catalog statistics are stale"), cost
     finally:
         spark.sql("DROP TABLE IF EXISTS stale_t")
         spark.sql("DROP TABLE IF EXISTS stale_p")
+
+
+def test_pruned_partitions_read_their_files_and_the_whole_tables_statistics(spark, conf):
+    """Partition pruning gives the relation an index of the kept partitions and drops the table's
+    statistics: a tester read ``rows=unknown (…; take the sketch pass or ANALYZE TABLE …)`` for 4,000 rows
+    just after taking both. Now the kept files' footers count the rows and the whole table's sketch (or
+    catalog column statistics) its columns, restricted to the kept partitions; a dynamic pruning filter
+    is estimated without it, and says so."""
+    from pyspark_arrnf import forget_statistics, statistics
+    conf({"spark.sql.autoBroadcastJoinThreshold": "-1"})
+    for t in ("pp_fact", "pp_dim", "pp_pdim"):
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+    try:
+        spark.range(20000).selectExpr("id", "id % 5 AS p", "id % 97 AS k").write.partitionBy("p").saveAsTable("pp_fact")
+        spark.range(97).selectExpr("id AS k").write.saveAsTable("pp_dim")
+        spark.range(5).selectExpr("id AS p", "id * 10 AS attr").write.saveAsTable("pp_pdim")
+
+        def fact_side(query):
+            (cost,) = [b.cost for b in arrnf(query, spark).blocks if "Get default.pp_fact" in str(b) and "ArrangeBy" in str(b)]
+            return cost
+        pruned = "SELECT * FROM pp_fact JOIN pp_dim USING (k) WHERE p = 1"
+        also = "SELECT * FROM pp_fact JOIN pp_dim USING (k) WHERE p IN (1, 2) AND id >= 10000"
+        dynamic = "SELECT f.id, d.attr FROM pp_fact f JOIN pp_pdim d ON f.p = d.p WHERE d.attr = 20"
+        cost = fact_side(pruned)  # no sketch: the footers' rows, the partition column's kept values
+        assert (cost.rows, cost.source) == (4000, "file metadata"), cost
+        assert fact_side(also).rows is None  # id's values unknown
+        statistics(spark, ["pp_fact", "pp_dim", "pp_pdim"])
+        cost = fact_side(pruned)
+        assert (cost.rows, cost.source) == (4000, "file metadata, sketch of every partition"), cost
+        cost = fact_side(also)  # 4,000 of p = 1 or 2 with id >= 10000: the sample of those partitions only
+        assert 2800 <= cost.rows <= 5600 and "sketch of every partition" in cost.source, cost
+        cost = fact_side(dynamic)
+        assert cost.rows == 20000 and cost.source.endswith("; dynamic partition pruning not counted (fewer rows where it prunes)"), cost
+        forget_statistics(spark)
+        for t in ("pp_fact", "pp_dim", "pp_pdim"):
+            spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS FOR ALL COLUMNS")
+        cost = fact_side(pruned)
+        assert (cost.rows, cost.source) == (4000, "file metadata, catalog columns"), cost
+        cost = fact_side(also)
+        assert 2800 <= cost.rows <= 5600, cost
+        # the same query's results with the extension's rules off
+        assert spark.sql(pruned).count() == 4000
+    finally:
+        forget_statistics(spark)
+        for t in ("pp_fact", "pp_dim", "pp_pdim"):
+            spark.sql(f"DROP TABLE IF EXISTS {t}")
 
 
 def test_analyze_without_columns_keeps_the_footers_null_counts(spark, conf):

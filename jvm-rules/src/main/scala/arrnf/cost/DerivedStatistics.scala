@@ -25,8 +25,9 @@ private[cost] trait DerivedStatistics extends KeptShares with Sources with Aggre
    *  without any under a plan, no filter, join or aggregate above them can be estimated. A quick
    *  test, reading no file listing: whether a sketch is still current is found when estimating. */
   def leafHasColumnStatistics(leaf: LogicalPlan): Boolean = leaf match {
-    case LogicalRelation(h: HadoopFsRelation, _, table, _, _) =>
-      table.flatMap(_.stats).exists(_.colStats.nonEmpty) || Try(Sketches.taken(h)).getOrElse(false)
+    case r @ LogicalRelation(h: HadoopFsRelation, _, table, _, _) =>
+      table.flatMap(_.stats).exists(_.colStats.nonEmpty) || Try(Sketches.taken(h, table)).getOrElse(false) ||
+        PrunedPartitions.of(r).isDefined && table.exists(t => PrunedPartitions.catalogColumns(t).nonEmpty)
     case _ => Try(leaf.stats.attributeStats.nonEmpty).getOrElse(false)
   }
 

@@ -81,6 +81,9 @@ final class Estimator extends PredicateHelper {
         val done = copies.get(p)
         if (done != null && used.intersect(p.outputSet).subsetOf(done._2)) return done._1
         val c = p match {
+          // A dynamic partition pruning filter, decided at run time: estimated without it, labelled so.
+          case f: Filter if Estimator.withoutRuntimePruning(f).isDefined => val kept = Estimator.withoutRuntimePruning(f).get
+            val c = copy(kept); known.put(f, Estimator.unpruned(known.get(kept))); sourcesBelow.put(f, sourcesBelow.getOrElse(kept, Set.empty[String])); c
           case leaf: LeafNode =>
             val (all, source) = leaves(leaf)
             val stats = all.copy(attributeStats = AttributeMap(all.attributeStats.toSeq.filter(c => used.contains(c._1))))
@@ -422,12 +425,9 @@ final class Estimator extends PredicateHelper {
 
   /** The statistics of `f`, a filter over a sampled table whose rows `in` states, from the share
    *  of the sample it keeps ([[KeptShares.sampledFilter]]); with that share. */
-  private def fromSample(f: Filter, in: Option[Statistics]): Option[(Statistics, Sketches.Kept)] = for {
-    sample <- leaves.sampleOf(f.child)
-    stats <- in
-    m <- stats.rowCount
-    kept <- sample.share(f.condition, f.child.output)
-  } yield Estimator.sampledFilter(stats, m, kept, Estimator.valueTested(f.condition)) -> kept
+  private def fromSample(f: Filter, in: Option[Statistics]): Option[(Statistics, Sketches.Kept)] =
+    for (sample <- leaves.sampleOf(f.child); stats <- in; m <- stats.rowCount; kept <- sample.share(f.condition, f.child.output))
+      yield Estimator.sampledFilter(stats, m, kept, Estimator.valueTested(f.condition)) -> kept
 
   /** `f` as its other conjuncts (Spark's estimate) keeping the share of the sample that its tests
    *  ([[Estimator.testsOf]]) whose share refutes Spark's keep, taken as independent (Spark's

@@ -5,7 +5,7 @@ import scala.util.Try
 import org.apache.spark.sql.catalyst.expressions.{AttributeMap, Expression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LeafNode, LogicalPlan, OneRowRelation, Project, Statistics}
 import org.apache.spark.sql.execution.columnar.InMemoryRelation
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, InMemoryFileIndex, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, HadoopFsRelation, InMemoryFileIndex, LogicalRelation}
 import org.apache.spark.sql.internal.SQLConf
 
 import arrnf.stats.{FileFacts, FileRelationSizes, RelationStatistics, Sketches}
@@ -44,13 +44,15 @@ private[cost] final class LeafStatistics {
       case _ => leaf.computeStats()
     }).getOrElse(Statistics(sizeInBytes = SQLConf.get.defaultSizeInBytes))
     leaf match {
+      // Pruned partitions: Spark's estimate of them replaced the table's statistics ([[PrunedPartitions]]).
+      case r @ LogicalRelation(h: HadoopFsRelation, _, _, _, _) if PrunedPartitions.of(r).isDefined =>
+        fileStatistics(r, h, own.copy(rowCount = None, attributeStats = AttributeMap(Nil)))
       case r @ LogicalRelation(h: HadoopFsRelation, _, catalogTable, _, _) =>
         val analyzed = catalogTable.flatMap(_.stats).filter(_.rowCount.isDefined && own.rowCount.isDefined)
         // ANALYZE TABLE counted the bytes of the files it read: other bytes listed now are other files.
-        // (Told of a table without partitions, whose listing is kept; a partitioned table's would list
-        // every partition's files while planning: not told, its statistics read as they are.)
+        // (A partitioned table's every partition: listed as Spark's scan lists them, through its file status cache.)
         lazy val listedBytes = h.location match {
-          case _: InMemoryFileIndex => Try(FileFacts.files(h).map(f => BigInt(f.getLen)).sum).toOption
+          case _: InMemoryFileIndex | _: CatalogFileIndex => Try(FileFacts.files(h).map(f => BigInt(f.getLen)).sum).toOption
           case _ => None
         }
         analyzed match {
@@ -78,8 +80,11 @@ private[cost] final class LeafStatistics {
 
   private def fileStatistics(r: LogicalRelation, h: HadoopFsRelation, own: Statistics): (Statistics, String) = {
     // Once per relation for this estimator: a plan may read a table many times (TPC-DS q88: 8 times).
-    val facts = relationFacts.computeIfAbsent(h,
-      _ => RelationStatistics.of(h, org.apache.spark.sql.arrnf.ArrnfSqlConf.maxFooterFiles(SQLConf.get)))
+    val pruned = PrunedPartitions.of(r)
+    val facts = relationFacts.computeIfAbsent(h, { _ =>
+      val whole = RelationStatistics.of(h, r.catalogTable, pruned.isDefined, org.apache.spark.sql.arrnf.ArrnfSqlConf.maxFooterFiles(SQLConf.get))
+      pruned.fold(whole)(PrunedPartitions.restrict(whole, _, r.catalogTable.get))
+    })
     facts.sample.foreach(samples.put(r, _))
     val columns = AttributeMap(r.output.flatMap(a => facts.columns.get(a.name.toLowerCase(java.util.Locale.ROOT)).map(a -> _)))
     if (facts.rows.isEmpty) (own, facts.source)

@@ -1,5 +1,8 @@
 package arrnf.cost
 
+import org.apache.spark.sql.catalyst.expressions.{And, DynamicPruning, PredicateHelper}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
+
 import arrnf.stats.Sketches
 
 /**
@@ -7,7 +10,7 @@ import arrnf.stats.Sketches
  * rows are unknown (the `unknown: …` reasons a block prints, docs/arrnf-json.md). Mixed into
  * `object Estimator`, whose names callers use.
  */
-private[cost] trait Sources {
+private[cost] trait Sources extends PredicateHelper {
   /** Why Spark's estimation gave no rows above inputs whose rows are known. */
   val NoColumnStatistics = "unknown: no distinct counts for its filter, join or grouping columns; " +
     "take the sketch pass or ANALYZE TABLE ... FOR ALL COLUMNS"
@@ -22,6 +25,20 @@ private[cost] trait Sources {
   /** Why rows are unknown above a cached relation whose columns lack counts: no pass counts them. */
   val CachedColumns = "unknown: no distinct counts for its filter, join or grouping columns, which a cached relation " +
     "holds (neither the sketch pass nor ANALYZE TABLE counts a cache's columns)"
+
+  /** `f` without its dynamic partition pruning tests (Spark's `PartitionPruning`), which run only where a
+   *  broadcast or a reused exchange serves them: its input where it tests nothing else. */
+  def withoutRuntimePruning(f: Filter): Option[LogicalPlan] = {
+    val (runtime, rest) = splitConjunctivePredicates(f.condition).partition(_.isInstanceOf[DynamicPruning])
+    if (runtime.isEmpty) None else Some(rest.reduceOption(And).fold(f.child)(Filter(_, f.child)))
+  }
+
+  /** The estimate of a filter without its dynamic pruning: as many rows at most. */
+  def unpruned(e: Estimate): Estimate =
+    if (e == null || e.rows.isEmpty) Option(e).getOrElse(Estimate(None, "unknown")) else e.copy(source = s"${e.source}; $NotPruned")
+
+  /** What an estimate over a dynamic partition pruning filter leaves out. */
+  val NotPruned = "dynamic partition pruning not counted (fewer rows where it prunes)"
 
   /** Why a filter whose columns have statistics has no estimate. */
   val UnestimatedFilter = "unknown: a filter Spark's estimation does not cover, such as LIKE, functions or " +

@@ -6,6 +6,7 @@ import scala.util.Try
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.fs.FileStatus
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.catalyst.plans.logical.ColumnStat
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
@@ -27,25 +28,26 @@ object RelationStatistics {
 
   private val read = new ConcurrentHashMap[Key, Facts]()
 
-  /** The facts of `h`, reading at most `maxUnread` footers not read before. */
-  def of(h: HadoopFsRelation, maxUnread: Int): Facts = Try(FileFacts.files(h)).toOption match {
+  /** The facts of `h` (of catalog table `table`, whose `pruned` partitions it reads), reading at most
+   *  `maxUnread` footers not read before. */
+  def of(h: HadoopFsRelation, table: Option[CatalogTable], pruned: Boolean, maxUnread: Int): Facts = Try(FileFacts.files(h)).toOption match {
     case Some(listed) =>
-      val key = Key(Sketches.identity(h), FileFacts.keys(h), Sketches.version, maxUnread)
+      val key = Key(Sketches.identity(h, table), FileFacts.keys(h), Sketches.version, maxUnread)
       Option(read.get(key)).getOrElse {
-        val facts = readNow(h, listed, maxUnread)
+        val facts = readNow(h, table, pruned, listed, maxUnread)
         if (facts.rows.isDefined) {
           if (read.size > 10000) read.clear() // stale keys of changed files, in a long-lived driver
           read.put(key, facts)
         }
         facts
       }
-    case None => readNow(h, FileFacts.files(h), maxUnread) // says why the files cannot be listed
+    case None => readNow(h, table, pruned, FileFacts.files(h), maxUnread) // says why the files cannot be listed
   }
 
-  private def readNow(h: HadoopFsRelation, listed: => Seq[FileStatus], maxUnread: Int): Facts = {
+  private def readNow(h: HadoopFsRelation, table: Option[CatalogTable], pruned: Boolean, listed: => Seq[FileStatus], maxUnread: Int): Facts = {
     // A Hadoop configuration copies every setting: made only when a footer must be read.
     lazy val conf = Try(SparkSession.active.sessionState.newHadoopConf()).getOrElse(new org.apache.hadoop.conf.Configuration())
-    val sketch = Try(Sketches.of(h, FileFacts.keys(h))).toOption.flatten
+    val sketch = Try(Sketches.of(h, table, FileFacts.keys(h), pruned)).toOption.flatten
     val columns = sketch.flatMap(_.toOption).map(_.columns)
     val sample = sketch.flatMap(_.toOption).map(_.sample)
     val staleNote = sketch.flatMap(_.left.toOption).map(w => s"; $w").getOrElse("")

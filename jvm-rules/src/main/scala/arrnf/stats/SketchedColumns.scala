@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.types._
 
 /** The columns the sketch pass counts of a table, and which of them have ranges. */
-private[stats] object SketchedColumns {
+private[arrnf] object SketchedColumns {
   /**
    * The columns of `optimized`, a table's optimized plan, where it reads one relation's files as they
    * are: the relation, or a projection of its columns (a CHAR(n) column padded as read among them).

@@ -6,6 +6,7 @@ import scala.util.Try
 
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, BoundReference, Expression, Literal, SubqueryExpression, UnsafeProjection, UnsafeRow, UserDefinedExpression}
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.catalyst.plans.logical.ColumnStat
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
@@ -373,32 +374,34 @@ object Sketches {
   /** A number that changes whenever a sketch is taken or forgotten. */
   def version: Long = changes.get
 
-  /** The relation's identity in the store: its root paths, read as what with which options (the same
-   *  CSV folder read with and without a header holds other rows). */
-  def identity(r: HadoopFsRelation): String = r.location.rootPaths.map(_.toString).sorted.mkString(",") +
+  /** The relation's identity in the store: its root paths (a partitioned catalog table's location, pruned
+   *  or not), read as what with which options (the same CSV folder read with and without a header holds other rows). */
+  def identity(r: HadoopFsRelation, table: Option[CatalogTable]): String = table.filter(_.partitionColumnNames.nonEmpty)
+    .map(t => new org.apache.hadoop.fs.Path(t.location).toString).getOrElse(r.location.rootPaths.map(_.toString).sorted.mkString(",")) +
     s" as ${r.fileFormat}" + r.options.toSeq.sorted.map { case (k, v) => s" $k=$v" }.mkString
 
   /** Why a relation's sketch is not read. */
   val Stale = "a sketch was taken, but its files changed since"
 
   /** Whether a sketch of `r` was taken (current or stale: telling needs its files' listing). */
-  def taken(r: HadoopFsRelation): Boolean = store.containsKey(identity(r))
+  def taken(r: HadoopFsRelation, table: Option[CatalogTable]): Boolean = store.containsKey(identity(r, table))
 
   /** The sketch of `r`, whose files as listed now have the keys `current`: Right when taken on
-   *  those files, Left(why) when stale; None when never taken. */
-  def of(r: HadoopFsRelation, current: => Seq[FileKey]): Option[Either[String, Sketch]] = Option(store.get(identity(r))).map { s =>
-    if (s.files == current) Right(s) else Left(Stale)
-  }
+   *  those files (some of them, where `pruned` partitions are read), Left(why) when stale; None when never taken. */
+  def of(r: HadoopFsRelation, table: Option[CatalogTable], current: => Seq[FileKey], pruned: Boolean): Option[Either[String, Sketch]] =
+    Option(store.get(identity(r, table))).map { s =>
+      if (s.files == current || pruned && current.toSet.subsetOf(s.files.toSet)) Right(s) else Left(Stale)
+    }
 
   /** Takes (again) the sketch of `table`; one line saying what was sketched, or why not. */
   def collect(spark: SparkSession, table: String): String = {
     val df = spark.table(table)
-    val relations = df.queryExecution.analyzed.collect { case l @ LogicalRelation(h: HadoopFsRelation, _, _, _, _) => (l, h) }
+    val relations = df.queryExecution.analyzed.collect { case LogicalRelation(h: HadoopFsRelation, _, t, _, _) => (t, h) }
     val read = SketchedColumns.of(df.queryExecution.optimizedPlan)
     relations match {
       case Seq(_) if read.isEmpty =>
         s"$table: not sketched: a view that filters, computes or renames what it reads (sketch the table it reads)"
-      case Seq((_, h)) =>
+      case Seq((t, h)) =>
         val cols = read.get.filter(a => SketchedColumns.sketchable(a.dataType))
         val aggs = count(lit(1)).as("__rows") +: cols.zipWithIndex.flatMap { case (a, i) =>
           val c = col(s"`${a.name}`")
@@ -417,7 +420,7 @@ object Sketches {
             nullCount = Some(BigInt(rows - row.getAs[Long](s"__nonnull$i"))),
             avgLen = Some(a.dataType.defaultSize.toLong), maxLen = Some(a.dataType.defaultSize.toLong))
         }.toMap
-        store.put(identity(h), Sketch(files, rows, columns, sample))
+        store.put(identity(h, t), Sketch(files, rows, columns, sample))
         changes.incrementAndGet()
         SampledPairs.clear()
         s"$table: $rows rows, ${columns.size} columns sketched, ${sample.rows.size} rows sampled (${files.size} files)"

@@ -19,7 +19,7 @@ class SketchesSuite extends ArrnfSparkSuite {
     val (leaf, relation) = spark.table("sk_a").queryExecution.analyzed.collectFirst {
       case l @ LogicalRelation(h: HadoopFsRelation, _, _, _, _) => (l, h)
     }.get
-    val sample = Sketches.of(relation, FileFacts.keys(relation)).get.toOption.get.sample
+    val sample = Sketches.of(relation, None, FileFacts.keys(relation), pruned = false).get.toOption.get.sample
     val Seq(id, k) = leaf.output
     // built anew at every call, as the estimator's callers build their conjunctions (the sample
     // keeps its answers by the condition's canonical form, bound to its columns)
@@ -45,7 +45,7 @@ class SketchesSuite extends ArrnfSparkSuite {
     val plan = spark.sql("SELECT substr(s, 1, 1) AS first, id DIV 1000 AS thousands, sk_counted(id) AS c FROM sk_v " +
       "WHERE id < 5000").queryExecution.analyzed
     val (leaf, relation) = plan.collectFirst { case l @ LogicalRelation(h: HadoopFsRelation, _, _, _, _) => (l, h) }.get
-    val sample = Sketches.of(relation, FileFacts.keys(relation)).get.toOption.get.sample
+    val sample = Sketches.of(relation, None, FileFacts.keys(relation), pruned = false).get.toOption.get.sample
     val Seq(first, thousands, counted) = plan.collectFirst { case p: Project => p.projectList.map(_.asInstanceOf[Alias].child) }.get
     val condition = plan.collectFirst { case f: Filter => f.condition }.get
     // the first digits: 1 to 9 and the one "0" (rare: a sample may miss it); 20,000 values of s

@@ -1,0 +1,120 @@
+package arrnf.cost
+
+import scala.util.Try
+
+import org.apache.spark.sql.catalyst.{InternalRow, QualifiedTableName}
+import org.apache.spark.sql.catalyst.catalog.{CatalogStatistics, CatalogTable}
+import org.apache.spark.sql.catalyst.plans.logical.ColumnStat
+import org.apache.spark.sql.catalyst.types.PhysicalDataType
+import org.apache.spark.sql.classic.SparkSession
+import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, HadoopFsRelation, LogicalRelation, PartitioningAwareFileIndex}
+import org.apache.spark.sql.types.StructType
+
+import arrnf.stats.{RelationStatistics, Sketches, SketchedColumns}
+
+/**
+ * A partitioned catalog table read after partition pruning. Spark's `PruneFileSourcePartitions`
+ * gives the relation an index of the kept partitions' files only, and replaces the table's catalog
+ * statistics by its own filtered estimate (without column statistics unless `spark.sql.cbo.enabled`).
+ * Its rows are then its kept files' (their footers: exact); its columns' statistics are the whole
+ * table's (its sketch, or the catalog's `ANALYZE TABLE … FOR ALL COLUMNS` from Spark's relation
+ * cache) restricted to the kept partitions:
+ *  - a partition column's values are the kept partitions' values;
+ *  - another column's distinct values are those a random share of the table's rows keeps
+ *    ([[Estimator.distinctIn]]), its NULLs that share of the table's;
+ *  - the sample keeps the sampled rows of the kept partitions only.
+ * The partition filters stay in the plan above the relation (Spark keeps them): over these
+ * statistics they keep every row, as they do.
+ * {{{
+ *   fact: 20,000 rows in partitions p = 0..4, sketched; `… WHERE p = 1` reads 4,000 rows:
+ *   footers 4,000 rows; p: 1 value, 1 to 1; k: 97 values of 97; sample: the 400 of 2,000 with p = 1
+ * }}}
+ */
+private[cost] object PrunedPartitions {
+
+  /** The kept partitions: the partition columns and each kept partition's values. */
+  final case class Kept(columns: StructType, values: Seq[InternalRow])
+
+  /** The kept partitions of `r`, where it reads a pruned partitioned catalog table. */
+  def of(r: LogicalRelation): Option[Kept] = r match {
+    case LogicalRelation(h: HadoopFsRelation, _, Some(t), _, _) if t.partitionColumnNames.nonEmpty => h.location match {
+      case _: CatalogFileIndex => None // not pruned: every partition
+      case m: PartitioningAwareFileIndex => Try(m.partitionSpec()).toOption.filter(_.partitionColumns.nonEmpty)
+        .map(s => Kept(s.partitionColumns, s.partitions.map(_.values)))
+      case _ => None
+    }
+    case _ => None
+  }
+
+  /** The statistics the catalog keeps for the whole of table `t` (ANALYZE TABLE), as Spark's
+   *  relation cache holds them (no call to the catalog). */
+  private def catalogStatistics(t: CatalogTable): Option[CatalogStatistics] = Try {
+    val id = t.identifier
+    Option(SparkSession.active.sessionState.catalog.getCachedTable(
+      QualifiedTableName(id.catalog.getOrElse("spark_catalog") /* (the session catalog's name) */, id.database.get, id.table)))
+      .flatMap(_.collectFirst { case LogicalRelation(_, _, Some(c), _, _) => c.stats }.flatten)
+  }.toOption.flatten
+
+  /** The whole table's column statistics in the catalog (… FOR ALL COLUMNS), by lower-case name. */
+  def catalogColumns(t: CatalogTable): Map[String, ColumnStat] = catalogStatistics(t).fold(Map.empty[String, ColumnStat]) { stats =>
+    val types = t.schema.fields.map(f => f.name.toLowerCase(java.util.Locale.ROOT) -> f.dataType).toMap
+    stats.colStats.flatMap { case (name, c) =>
+      val lower = name.toLowerCase(java.util.Locale.ROOT)
+      types.get(lower).flatMap(dt => Try(lower -> c.toPlanStat(name, dt)).toOption)
+    }
+  }
+
+  /** `facts` of the whole table's sketch or footers, read for the kept partitions' files: the
+   *  columns and sample restricted to them; without a sketch, the catalog's column statistics. */
+  def restrict(facts: RelationStatistics.Facts, kept: Kept, table: CatalogTable): RelationStatistics.Facts = {
+    val sketched = facts.sample.isDefined // (a current sketch's: a stale one gives none)
+    val catalog = if (sketched) Map.empty[String, ColumnStat] else catalogColumns(table)
+    // The whole table's rows, which the sketch's or the catalog's figures are of.
+    val tableRows = if (sketched) facts.sample.map(s => BigInt(s.of)) else catalogStatistics(table).flatMap(_.rowCount)
+    val sample = facts.sample.flatMap(restrictSample(_, kept))
+    // Rows: the kept files' footers; where the sketch states them (no footers), the kept share of its sample.
+    val rows = if (facts.source.startsWith("sketch")) for (s <- facts.sample; k <- sample)
+        yield BigInt(math.round(s.of.toDouble * k.rows.size / math.max(s.rows.size, 1)))
+      else facts.rows
+    rows match {
+      case None if facts.source.startsWith("sketch") =>
+        RelationStatistics.Facts(None, Map.empty, "unknown: its sketch counts every partition, and its sample cannot tell the kept ones")
+      case None => facts
+      case Some(n) =>
+        val whole = if (sketched) facts.columns else if (catalog.nonEmpty) catalog else Map.empty[String, ColumnStat]
+        val partitionNames = kept.columns.fieldNames.map(_.toLowerCase(java.util.Locale.ROOT)).toSet
+        val others = whole.filter { case (name, _) => !partitionNames.contains(name) }.map { case (name, c) =>
+          name -> c.copy(
+            distinctCount = c.distinctCount.map(d => tableRows.fold(d.min(n))(m => Estimator.distinctIn(d, m, n))),
+            nullCount = c.nullCount.map(x => tableRows.filter(_ > 0).fold(x.min(n))(m => (x * n / m).min(n))))
+        }
+        // Without a sketch or catalog columns: the footers' NULL counts as read; the partition columns' values always.
+        val columns = (if (whole.isEmpty) facts.columns else others) ++ partitionColumns(kept)
+        val source = if (sketched) facts.source.replace("sketch", "sketch of every partition")
+          else if (catalog.nonEmpty) facts.source + ", catalog columns" else facts.source
+        RelationStatistics.Facts(Some(n), columns, source, sample.map(s => new Sketches.Sample(s.names, s.types, s.rows, n.toLong)))
+    }
+  }
+
+  /** The partition columns' statistics over the kept partitions: their values, NULLs and range. */
+  private def partitionColumns(kept: Kept): Map[String, ColumnStat] = kept.columns.fields.zipWithIndex.map { case (f, i) =>
+    val values = kept.values.map(v => if (v.isNullAt(i)) None else Some(v.get(i, f.dataType)))
+    val present = values.flatten.distinct
+    val ranged = if (SketchedColumns.ranged(f.dataType) && present.nonEmpty) Try {
+      val ordering = PhysicalDataType.ordering(f.dataType)
+      (Some(present.min(ordering)), Some(present.max(ordering)))
+    }.getOrElse((None, None)) else (None, None)
+    f.name.toLowerCase(java.util.Locale.ROOT) -> ColumnStat(distinctCount = Some(BigInt(present.size)),
+      min = ranged._1, max = ranged._2, nullCount = if (values.contains(None)) None else Some(BigInt(0)),
+      avgLen = Some(f.dataType.defaultSize.toLong), maxLen = Some(f.dataType.defaultSize.toLong))
+  }.toMap
+
+  /** The sampled rows of the kept partitions, where the sample holds every partition column. */
+  private def restrictSample(s: Sketches.Sample, kept: Kept): Option[Sketches.Sample] = {
+    val at = kept.columns.fields.toIndexedSeq.map(f => s.names.indexOf(f.name.toLowerCase(java.util.Locale.ROOT)) -> f.dataType)
+    if (at.exists { case (i, dt) => i < 0 || s.types(i) != dt }) return None
+    val partitions = kept.values.map(v => at.indices.map(j => if (v.isNullAt(j)) null else v.get(j, at(j)._2))).toSet
+    val rows = s.rows.filter(r => partitions.contains(at.map { case (i, dt) => if (r.isNullAt(i)) null else r.get(i, dt) }))
+    Some(new Sketches.Sample(s.names, s.types, rows, rows.size.toLong))
+  }
+}
