@@ -2,6 +2,7 @@ package arrnf.cost
 
 import org.apache.spark.sql.catalyst.expressions.{And, DynamicPruning, PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
+import org.apache.spark.sql.catalyst.trees.TreePattern.{DYNAMIC_PRUNING_EXPRESSION, DYNAMIC_PRUNING_SUBQUERY}
 
 import arrnf.stats.Sketches
 
@@ -29,6 +30,7 @@ private[cost] trait Sources extends PredicateHelper {
   /** `f` without its dynamic partition pruning tests (Spark's `PartitionPruning`), which run only where a
    *  broadcast or a reused exchange serves them: its input where it tests nothing else. */
   def withoutRuntimePruning(f: Filter): Option[LogicalPlan] = {
+    if (!f.condition.containsAnyPattern(DYNAMIC_PRUNING_SUBQUERY, DYNAMIC_PRUNING_EXPRESSION)) return None // (most filters: no walk)
     val (runtime, rest) = splitConjunctivePredicates(f.condition).partition(_.isInstanceOf[DynamicPruning])
     if (runtime.isEmpty) None else Some(rest.reduceOption(And).fold(f.child)(Filter(_, f.child)))
   }
