@@ -654,3 +654,23 @@ def test_a_sketch_over_files_that_cannot_be_read_says_so(spark, conf, tmp_path):
         assert side.rows == 3000 and side.source.startswith("sketch; its Parquet footers could not be read"), side
     finally:
         forget_statistics(spark)
+
+
+def test_an_empty_table_joined_makes_no_rows(spark, conf, tmp_path):
+    """An empty Parquet table's files keep no column statistics, so its join input (``isnotnull(k)``)
+    read ``rows=unknown (…; take the sketch pass …)`` and so did everything above it. No rows: no values
+    and no NULLs in any column, no joined rows and no groups."""
+    conf({"spark.sql.autoBroadcastJoinThreshold": "-1"})
+    spark.range(1000).selectExpr("id", "id % 7 AS k").write.parquet(str(tmp_path / "full"))
+    spark.range(0).selectExpr("id", "id % 7 AS k").write.parquet(str(tmp_path / "empty"))
+    spark.read.parquet(str(tmp_path / "full")).createOrReplaceTempView("et_full")
+    spark.read.parquet(str(tmp_path / "empty")).createOrReplaceTempView("et_empty")
+    for kind in ("INNER", "LEFT OUTER"):
+        program = arrnf(f"SELECT f.k, count(*) FROM et_full f {kind} JOIN et_empty e ON f.k = e.k GROUP BY f.k", spark)
+        (empty,) = [b.cost for b in program.blocks if "Get empty" in str(b) and "ArrangeBy" in str(b)]
+        assert (empty.rows, empty.source) == (0, "file metadata"), empty
+        result = program.blocks[-1].cost
+        if kind == "INNER":
+            assert result.rows == 0 and result.source == "estimate: file metadata", result
+        else:  # the full side's rows are kept: its groups are not counted
+            assert result.rows != 0, result

@@ -153,6 +153,8 @@ private[cost] trait DerivedStatistics extends KeptShares with Sources with Aggre
    * joins are [[semiJoin]]'s. None: every key is counted and nothing is ignored.
    */
   def unestimatedJoin(j: Join, children: Seq[LogicalPlan]): Option[String] = {
+    // An input without rows: Spark's estimate (its product without key counts, its other side's rows where kept) is exact.
+    if (children.exists(c => Try(c.stats.rowCount).toOption.flatten.contains(BigInt(0)))) return None
     j match {
       case ExtractEquiJoinKeys(_, leftKeys, rightKeys, other, _, _, _, _) =>
         val (ls, rs) = (children.head.stats.attributeStats, children(1).stats.attributeStats)

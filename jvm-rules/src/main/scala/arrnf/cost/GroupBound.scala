@@ -27,6 +27,7 @@ private[cost] final class GroupBound(rowsOf: LogicalPlan => Option[BigInt], samp
   import GroupBound.Same
 
   def apply(a: Aggregate, in: Statistics): Option[BigInt] = {
+    if (in.rowCount.contains(BigInt(0))) return Some(BigInt(0)) // no rows, no groups (grouped: this is called only then)
     val own = a.child match {
       case e: Expand => bySets(a, e, in).orElse(plain(a, in))
       case _ => plain(a, in)

@@ -53,9 +53,11 @@ object RelationStatistics {
     val staleNote = sketch.flatMap(_.left.toOption).map(w => s"; $w").getOrElse("")
     (try FileFacts.footers(h, listed, conf, maxUnread) catch { case NonFatal(e) => Left(e.toString) }) match {
       case Right(f) =>
-        // Without a sketch, the footers' exact NULL counts (enough for Spark's IS NOT NULL estimate).
-        Facts(Some(BigInt(f.rows)),
-          columns.getOrElse(f.nullCounts.map { case (n, c) => n -> ColumnStat(nullCount = Some(BigInt(c))) }),
+        // Without a sketch, the footers' exact NULL counts (enough for Spark's IS NOT NULL estimate); of
+        // no rows (empty files keep no column statistics), no values and no NULLs in any column.
+        val counted = if (f.rows > 0) f.nullCounts.map { case (n, c) => n -> ColumnStat(nullCount = Some(BigInt(c))) }
+          else h.schema.fieldNames.map(_.toLowerCase(java.util.Locale.ROOT) -> ColumnStat(distinctCount = Some(BigInt(0)), nullCount = Some(BigInt(0)))).toMap
+        Facts(Some(BigInt(f.rows)), columns.getOrElse(counted),
           if (columns.isDefined) "file metadata, sketch" else "file metadata" + staleNote, sample)
       case Left(why) => sketch.flatMap(_.toOption) match {
         // (a footer that could not be read now, a file made unreadable since: said, as the query will read it)
