@@ -11,7 +11,7 @@
     arrnf data tpcds --scale 0.1                    # generate data and print its folder
     arrnf --version
 
-Every Parquet file or folder in ``--tables DIR`` is a table by its name; a table with an unreadable or
+Every Parquet file or folder in ``--tables DIR`` is a table by its name (`` `my-table` `` in SQL); a table with an unreadable or
 corrupt file is skipped (a query that uses it fails, naming the file).
 
 Exit status: 0 done; 1 the query failed when run (``analyze``, ``--compare``, ``demo``) or gave

@@ -111,6 +111,10 @@ def table_files(folder: Path | str) -> list[tuple[str, Path]]:
     ]
     if not tables:
         raise ArrnfSetupError(f"No Parquet files or folders in {folder}: nothing to use as tables.")
+    if all(p.is_file() and p.name.startswith("part-") for _, p in tables):
+        # Spark's own part files: ``--tables`` names one table's folder, not the folder of tables.
+        raise ArrnfSetupError(f"{folder} is one table's folder (its part files: {tables[0][1].name}, ...): give "
+                              f"the folder of tables that holds it ({folder.parent}).")
     return tables
 
 
@@ -142,8 +146,8 @@ def register_tables(spark, folder: Path | str, database: str | None = None,
                     spark.sql(f"CREATE TABLE `{database}`.`{name}` USING parquet LOCATION '{p.resolve()}'")
                     if _partitioned(p):  # the catalog lists a table's partitions: none until told
                         spark.sql(f"ALTER TABLE `{database}`.`{name}` RECOVER PARTITIONS")
-                else:
-                    spark.read.parquet(str(p)).createOrReplaceTempView(name)
+                else:  # (quoted: a folder named my-table or a.b is a table of that name, `my-table` in SQL)
+                    spark.read.parquet(str(p)).createOrReplaceTempView("`" + name.replace("`", "``") + "`")
             except Exception as e:  # noqa: BLE001 - Spark could not read its schema: say which table
                 # a Py4JJavaError's own first line is only "An error occurred while calling ..."
                 problem = f"{p}: {first_line(getattr(e, 'java_exception', e))}"

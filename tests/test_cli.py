@@ -185,6 +185,27 @@ def test_tables_without_parquet(tmp_path, capsys, no_spark):
     _one_error(capsys, str(empty), "No Parquet files")
 
 
+def test_tables_pointed_at_one_tables_folder(spark, tmp_path, capsys):
+    """``--tables`` given one table's folder (Spark's part files) read each part file as a table, and
+    failed on its name: ``Invalid view name: part-00000-….snappy``. Now one line says to give the folder above."""
+    spark.range(10).write.parquet(str(tmp_path / "tables" / "t"))
+    one = tmp_path / "tables" / "t"
+    assert main(["explain", _sql(tmp_path, "select * from t"), "--tables", str(one)]) == 2
+    _one_error(capsys, f"{one} is one table's folder (its part files: part-00000-",
+               f"give the folder of tables that holds it ({tmp_path / 'tables'})")
+
+
+def test_a_folder_named_as_no_sql_name_is_a_table_by_its_name(spark, tmp_path, capsys):
+    """A folder ``my-table`` (or ``a.b.parquet``) was skipped: ``Invalid view name: my-table``. It is the
+    table `my-table` (quoted in SQL, as any such name)."""
+    for name in ("my-table", "a.b.parquet", "plain"):
+        spark.range(10).write.parquet(str(tmp_path / "tables" / name))
+    q = _sql(tmp_path, "select count(*) from `my-table` join `a.b` using (id) join plain using (id)")
+    assert main(["analyze", q, "--tables", str(tmp_path / "tables")]) == 0
+    out, err = capsys.readouterr()
+    assert "Get my-table" in out and "Get a.b" in out and "1 result rows" in out and err == "", (out, err)
+
+
 @pytest.mark.parametrize("command", ["explain", "analyze"])
 def test_a_corrupt_table_fails_the_query_that_uses_it_naming_the_file(command, spark, small_tables, tmp_path, capsys):
     q = _sql(tmp_path, "select n_name from nation join broken on true")
