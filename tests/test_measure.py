@@ -160,6 +160,24 @@ def test_a_broadcast_read_again_to_prune_a_scan_is_where_it_was_built(spark, con
     assert "broadcast relation" in whats and "broadcast relation, reused" in whats, whats
 
 
+def test_a_pruning_subquerys_own_aggregate_is_in_no_block(spark, conf, tmp_path):
+    """Dynamic partition pruning without a broadcast to reuse (broadcast joins off, ``reuseBroadcastOnly``
+    false): the subquery aggregates the dimension's join keys itself. Those aggregates were the fact
+    scan's block's (a tester: ``measured rows=2`` for its 4,000); they are in no block, listed with why."""
+    conf({"spark.sql.autoBroadcastJoinThreshold": "-1",
+          "spark.sql.optimizer.dynamicPartitionPruning.reuseBroadcastOnly": "false"})
+    spark.range(16000).selectExpr("id", "id % 10 AS k", "CAST(id % 8 AS INT) AS p").write.partitionBy("p").parquet(
+        str(tmp_path / "fact"))
+    spark.range(8).selectExpr("CAST(id AS INT) AS dp", "IF(id < 2, 'keep', 'drop') AS tag").write.parquet(str(tmp_path / "dim"))
+    spark.read.parquet(str(tmp_path / "fact")).createOrReplaceTempView("dpq_fact")
+    spark.read.parquet(str(tmp_path / "dim")).createOrReplaceTempView("dpq_dim")
+    p = measure("SELECT f.id, f.k FROM dpq_fact f JOIN dpq_dim d ON f.p = d.dp WHERE d.tag = 'keep'", spark=spark)
+    fact = next(b for b in p.blocks if b.head and b.head.kind == "ArrangeBy" and "Get fact" in str(b))
+    assert fact.measured.rows == 4000 and "aggregate" not in fact.spark, (fact.measured, fact.spark)
+    pruning = [o for o in p.measurement.operators if o.kind.startswith("hash") or "aggregate" in o.kind]
+    assert pruning and all(o.block is None and "a subquery pruning the files of" in o.reason for o in pruning), pruning
+
+
 def test_window_blocks_measured(spark, tpcds_db, use_db):
     use_db(tpcds_db)
     p = measure(queries("tpcds")["q98"], spark=spark)

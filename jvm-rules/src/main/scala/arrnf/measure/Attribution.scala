@@ -373,10 +373,12 @@ object Attribution {
           }
       }
       // A scan's subqueries prune its files (dynamic partition pruning): a broadcast they read again is
-      // the state of the join that built it, not of the scan's block, which Spark only streams.
+      // the state of the join that built it, and an aggregate of the join's keys they build (without a
+      // broadcast to reuse) is in no block; neither is the state of the scan's block, which Spark only streams.
       val pruning = p.isInstanceOf[DataSourceScanExec]
       if (pruning) scanSubqueries += 1
-      try p.subqueries.foreach(s => visit(s, here, s"subquery of ${p.nodeName}", Some(p)))
+      try p.subqueries.foreach(s => if (pruning) visit(s, None, s"a subquery pruning the files of ${p.nodeName}", Some(p))
+        else visit(s, here, s"subquery of ${p.nodeName}", Some(p)))
       finally if (pruning) scanSubqueries -= 1
     }
 
