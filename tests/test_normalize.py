@@ -505,7 +505,7 @@ def test_a_view_that_filters_is_not_sketched_for_its_table(spark, tmp_path):
         assert cs.startswith("sk_cs: 1000 rows"), cs
         # the folder read without a header (each file's header line a row) has no sketch
         raw = arrnf("select * from sk_cs_raw a join sk_cs_raw b on a._c0 = b._c0", spark)
-        assert all("sketch" not in (b.cost.source or "") for b in raw.blocks), [b.cost for b in raw.blocks]
+        assert all("sketch" not in (b.cost.source or "").replace("the sketch pass", "") for b in raw.blocks), [b.cost for b in raw.blocks]
     finally:
         forget_statistics(spark)
 
@@ -611,8 +611,13 @@ def test_pruned_partitions_read_their_files_and_the_whole_tables_statistics(spar
         assert (cost.rows, cost.source) == (4000, "file metadata, catalog columns"), cost
         cost = fact_side(also)
         assert 2800 <= cost.rows <= 5600, cost
-        # the same query's results with the extension's rules off
-        assert spark.sql(pruned).count() == 4000
+        # Files added to the kept partition since ANALYZE (or a partition added): its column figures are stale.
+        location = spark.sql("DESCRIBE TABLE EXTENDED pp_fact").where("col_name = 'Location'").head()[1]
+        spark.range(100000, 100400).selectExpr("id", "id % 97 AS k").write.mode("append").parquet(location + "/p=1")
+        spark.sql("REFRESH TABLE pp_fact")
+        cost = fact_side(pruned)
+        assert cost.rows == 4400 and cost.source.startswith("file metadata; its catalog statistics are stale"), cost
+        assert spark.sql(pruned).count() == 4400
     finally:
         forget_statistics(spark)
         for t in ("pp_fact", "pp_dim", "pp_pdim"):
@@ -674,3 +679,33 @@ def test_an_empty_table_joined_makes_no_rows(spark, conf, tmp_path):
             assert result.rows == 0 and result.source == "estimate: file metadata", result
         else:  # the full side's rows are kept: its groups are not counted
             assert result.rows != 0, result
+
+
+def test_a_null_partition_and_dynamic_pruning_below_an_aggregate(spark, conf):
+    """Kept partitions whose value is NULL hold NULLs only: ``s IS NULL`` over catalog columns was
+    unknown ("a filter Spark's estimation does not cover", a tester), where the footers count its rows.
+    And an aggregate over a scan that dynamic partition pruning filters says so, as the scan does."""
+    from pyspark_arrnf import forget_statistics, statistics
+    conf({"spark.sql.autoBroadcastJoinThreshold": "-1",
+          "spark.sql.optimizer.dynamicPartitionPruning.reuseBroadcastOnly": "false"})
+    for t in ("np_fact", "np_dim"):
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+    try:
+        spark.range(12000).selectExpr("id", "id % 10 AS k", "CAST(id % 3 AS INT) AS p",
+                                      "IF(id % 4 = 0, NULL, CAST(id % 2 AS STRING)) AS s").write.partitionBy("p", "s").saveAsTable("np_fact")
+        spark.range(3).selectExpr("CAST(id AS INT) AS dp", "IF(id = 0, 'keep', 'drop') AS tag").write.saveAsTable("np_dim")
+        for t in ("np_fact", "np_dim"):
+            spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS FOR ALL COLUMNS")
+        window = "SELECT id, row_number() OVER (PARTITION BY k ORDER BY id) rn FROM np_fact WHERE {}"
+        for test, rows in (("s IS NULL", 3000), ("p = 1 AND s IS NULL", 1000), ("s IS NOT NULL", 9000)):
+            (cost,) = [b.cost for b in arrnf(window.format(test), spark).blocks if b.cost.rule.startswith("Reduce (window)")]
+            assert (cost.rows, cost.source) == (rows, "file metadata, catalog columns"), (test, cost)
+        statistics(spark, ["np_fact", "np_dim"])
+        program = arrnf("SELECT f.k, count(*) FROM np_fact f JOIN np_dim d ON f.p = d.dp WHERE d.tag = 'keep' GROUP BY f.k", spark)
+        over = [b.cost for b in program.blocks if "Get default.np_fact" in str(b)]
+        assert over and all(c.source.endswith("; dynamic partition pruning not counted (fewer rows where it prunes)")
+                            for c in over), over
+    finally:
+        forget_statistics(spark)
+        for t in ("np_fact", "np_dim"):
+            spark.sql(f"DROP TABLE IF EXISTS {t}")

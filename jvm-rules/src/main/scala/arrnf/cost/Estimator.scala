@@ -83,7 +83,7 @@ final class Estimator extends PredicateHelper {
         val c = p match {
           // A dynamic partition pruning filter, decided at run time: estimated without it, labelled so.
           case f: Filter if Estimator.withoutRuntimePruning(f).isDefined => val kept = Estimator.withoutRuntimePruning(f).get
-            val c = copy(kept); known.put(f, Estimator.unpruned(known.get(kept))); sourcesBelow.put(f, sourcesBelow.getOrElse(kept, Set.empty[String])); c
+            val c = copy(kept); known.put(f, Estimator.unpruned(known.get(kept))); sourcesBelow.put(f, sourcesBelow.getOrElse(kept, Set.empty[String]) + Estimator.NotPruned); c
           case leaf: LeafNode =>
             val (all, source) = leaves(leaf)
             val stats = all.copy(attributeStats = AttributeMap(all.attributeStats.toSeq.filter(c => used.contains(c._1))))
@@ -110,7 +110,7 @@ final class Estimator extends PredicateHelper {
               note(p, rows, if (rows.isEmpty) unknownBelow(p).getOrElse(uncounted(p))
                 else kept.getOrElse {
                   val sources = sourcesBelow.getOrElse(p, below)
-                  if (sources.isEmpty) PlanShape else "estimate: " + sources.toSeq.sorted.mkString(", ")
+                  if (sources.isEmpty) PlanShape else Estimator.estimateOf(sources)
                 })
               result
             }

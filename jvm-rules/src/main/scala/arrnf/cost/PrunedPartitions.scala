@@ -10,7 +10,7 @@ import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, HadoopFsRelation, LogicalRelation, PartitioningAwareFileIndex}
 import org.apache.spark.sql.types.StructType
 
-import arrnf.stats.{RelationStatistics, Sketches, SketchedColumns}
+import arrnf.stats.{FileFacts, RelationStatistics, Sketches, SketchedColumns}
 
 /**
  * A partitioned catalog table read after partition pruning. Spark's `PruneFileSourcePartitions`
@@ -46,17 +46,17 @@ private[cost] object PrunedPartitions {
     case _ => None
   }
 
-  /** The statistics the catalog keeps for the whole of table `t` (ANALYZE TABLE), as Spark's
-   *  relation cache holds them (no call to the catalog). */
-  private def catalogStatistics(t: CatalogTable): Option[CatalogStatistics] = Try {
+  /** The statistics the catalog keeps for the whole of table `t` (ANALYZE TABLE), with the unpruned
+   *  relation they describe, as Spark's relation cache holds them (no call to the catalog). */
+  private def catalogStatistics(t: CatalogTable): Option[(HadoopFsRelation, CatalogStatistics)] = Try {
     val id = t.identifier
     Option(SparkSession.active.sessionState.catalog.getCachedTable(
       QualifiedTableName(id.catalog.getOrElse("spark_catalog") /* (the session catalog's name) */, id.database.get, id.table)))
-      .flatMap(_.collectFirst { case LogicalRelation(_, _, Some(c), _, _) => c.stats }.flatten)
+      .flatMap(_.collectFirst { case LogicalRelation(h: HadoopFsRelation, _, Some(c), _, _) if c.stats.isDefined => (h, c.stats.get) })
   }.toOption.flatten
 
   /** The whole table's column statistics in the catalog (… FOR ALL COLUMNS), by lower-case name. */
-  def catalogColumns(t: CatalogTable): Map[String, ColumnStat] = catalogStatistics(t).fold(Map.empty[String, ColumnStat]) { stats =>
+  def catalogColumns(t: CatalogTable): Map[String, ColumnStat] = catalogStatistics(t).fold(Map.empty[String, ColumnStat]) { case (_, stats) =>
     val types = t.schema.fields.map(f => f.name.toLowerCase(java.util.Locale.ROOT) -> f.dataType).toMap
     stats.colStats.flatMap { case (name, c) =>
       val lower = name.toLowerCase(java.util.Locale.ROOT)
@@ -64,13 +64,22 @@ private[cost] object PrunedPartitions {
     }
   }
 
+  /** Whether every partition's files, listed now, hold other bytes than ANALYZE TABLE counted: files
+   *  added, removed or rewritten since, partitions added (the kept ones may be those: a day's new
+   *  partition beyond the ranges the catalog keeps). Listed as an unpruned scan of it lists them,
+   *  through Spark's file status cache; a listing that fails counts as changed. */
+  private def changedSince(h: HadoopFsRelation, stats: CatalogStatistics): Boolean =
+    Try(FileFacts.files(h).map(f => BigInt(f.getLen)).sum != stats.sizeInBytes).getOrElse(true)
+
   /** `facts` of the whole table's sketch or footers, read for the kept partitions' files: the
    *  columns and sample restricted to them; without a sketch, the catalog's column statistics. */
   def restrict(facts: RelationStatistics.Facts, kept: Kept, table: CatalogTable): RelationStatistics.Facts = {
     val sketched = facts.sample.isDefined // (a current sketch's: a stale one gives none)
-    val catalog = if (sketched) Map.empty[String, ColumnStat] else catalogColumns(table)
+    lazy val analyzed = catalogStatistics(table).filter(_._2.colStats.nonEmpty)
+    val stale = !sketched && analyzed.exists { case (h, stats) => changedSince(h, stats) }
+    val catalog = if (sketched || stale) Map.empty[String, ColumnStat] else catalogColumns(table)
     // The whole table's rows, which the sketch's or the catalog's figures are of.
-    val tableRows = if (sketched) facts.sample.map(s => BigInt(s.of)) else catalogStatistics(table).flatMap(_.rowCount)
+    val tableRows = if (sketched) facts.sample.map(s => BigInt(s.of)) else analyzed.flatMap(_._2.rowCount)
     val sample = facts.sample.flatMap(restrictSample(_, kept))
     // Rows: the kept files' footers; where the sketch states them (no footers), the kept share of its sample.
     val rows = if (facts.source.startsWith("sketch")) for (s <- facts.sample; k <- sample)
@@ -89,15 +98,17 @@ private[cost] object PrunedPartitions {
             nullCount = c.nullCount.map(x => tableRows.filter(_ > 0).fold(x.min(n))(m => (x * n / m).min(n))))
         }
         // Without a sketch or catalog columns: the footers' NULL counts as read; the partition columns' values always.
-        val columns = (if (whole.isEmpty) facts.columns else others) ++ partitionColumns(kept)
+        val columns = (if (whole.isEmpty) facts.columns else others) ++ partitionColumns(kept, n)
         val source = if (sketched) facts.source.replace("sketch", "sketch of every partition")
-          else if (catalog.nonEmpty) facts.source + ", catalog columns" else facts.source
+          else if (catalog.nonEmpty) facts.source + ", catalog columns"
+          else if (stale) s"${facts.source}; ${LeafStatistics.StaleCatalog}" else facts.source
         RelationStatistics.Facts(Some(n), columns, source, sample.map(s => new Sketches.Sample(s.names, s.types, s.rows, n.toLong)))
     }
   }
 
-  /** The partition columns' statistics over the kept partitions: their values, NULLs and range. */
-  private def partitionColumns(kept: Kept): Map[String, ColumnStat] = kept.columns.fields.zipWithIndex.map { case (f, i) =>
+  /** The partition columns' statistics over the kept partitions (of `rows` rows): their values, NULLs (every
+   *  row where each kept partition's value is NULL, none where none is) and range. */
+  private def partitionColumns(kept: Kept, rows: BigInt): Map[String, ColumnStat] = kept.columns.fields.zipWithIndex.map { case (f, i) =>
     val values = kept.values.map(v => if (v.isNullAt(i)) None else Some(v.get(i, f.dataType)))
     val present = values.flatten.distinct
     val ranged = if (SketchedColumns.ranged(f.dataType) && present.nonEmpty) Try {
@@ -105,7 +116,8 @@ private[cost] object PrunedPartitions {
       (Some(present.min(ordering)), Some(present.max(ordering)))
     }.getOrElse((None, None)) else (None, None)
     f.name.toLowerCase(java.util.Locale.ROOT) -> ColumnStat(distinctCount = Some(BigInt(present.size)),
-      min = ranged._1, max = ranged._2, nullCount = if (values.contains(None)) None else Some(BigInt(0)),
+      min = ranged._1, max = ranged._2,
+      nullCount = if (!values.contains(None)) Some(BigInt(0)) else if (values.forall(_.isEmpty)) Some(rows) else None,
       avgLen = Some(f.dataType.defaultSize.toLong), maxLen = Some(f.dataType.defaultSize.toLong))
   }.toMap
 

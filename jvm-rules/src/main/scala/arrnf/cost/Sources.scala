@@ -39,8 +39,14 @@ private[cost] trait Sources extends PredicateHelper {
   def unpruned(e: Estimate): Estimate =
     if (e == null || e.rows.isEmpty) Option(e).getOrElse(Estimate(None, "unknown")) else e.copy(source = s"${e.source}; $NotPruned")
 
-  /** What an estimate over a dynamic partition pruning filter leaves out. */
+  /** What an estimate over a dynamic partition pruning filter leaves out (said of every estimate above it). */
   val NotPruned = "dynamic partition pruning not counted (fewer rows where it prunes)"
+
+  /** The label of an estimate from the sources of the leaves below it (and [[NotPruned]], said last). */
+  def estimateOf(sources: Iterable[String]): String = {
+    val (notes, leaves) = sources.toSeq.sorted.partition(_ == NotPruned)
+    (if (leaves.isEmpty) PlanShape else "estimate: " + leaves.mkString(", ")) + notes.map("; " + _).mkString
+  }
 
   /** Why a filter whose columns have statistics has no estimate. */
   val UnestimatedFilter = "unknown: a filter Spark's estimation does not cover, such as LIKE, functions or " +

@@ -82,6 +82,7 @@ object FileFacts {
         case NonFatal(e) => Left(s"its Parquet footers could not be read (${e.getClass.getSimpleName}: " +
           s"${String.valueOf(e.getMessage).linesIterator.nextOption().getOrElse("")})")
       }
-    case other => Left(s"ArrNF reads no row count from ${other.getClass.getSimpleName.stripSuffix("$")} files (only Parquet footers)")
+    case other => Left(s"ArrNF reads no row count from ${other.getClass.getSimpleName.stripSuffix("$")} files (only " +
+      "Parquet footers): the sketch pass counts them")
   }
 }
