@@ -709,3 +709,22 @@ def test_a_null_partition_and_dynamic_pruning_below_an_aggregate(spark, conf):
         forget_statistics(spark)
         for t in ("np_fact", "np_dim"):
             spark.sql(f"DROP TABLE IF EXISTS {t}")
+
+
+def test_pruned_partitions_of_a_csv_table_count_the_kept_share_of_the_sample(spark, conf):
+    """A CSV table keeps no row count: after the sketch pass, pruned to one partition, its rows are the kept
+    partition's share of the sketch's sample, labelled so (it read ``sketch of every partition``, as exact)."""
+    from pyspark_arrnf import forget_statistics, statistics
+    conf({"spark.sql.autoBroadcastJoinThreshold": "-1"})
+    spark.sql("DROP TABLE IF EXISTS cp_fact")
+    try:
+        spark.range(8000).selectExpr("id", "id % 7 AS k", "id % 4 AS p").write.format("csv").partitionBy("p").saveAsTable("cp_fact")
+        window = "SELECT id, row_number() OVER (PARTITION BY k ORDER BY id) rn FROM cp_fact WHERE p = 1"
+        (cost,) = [b.cost for b in arrnf(window, spark).blocks if b.cost.rule.startswith("Reduce (window)")]
+        assert cost.rows is None and cost.source.endswith("(only Parquet footers): the sketch pass counts them"), cost
+        statistics(spark, ["cp_fact"])
+        (cost,) = [b.cost for b in arrnf(window, spark).blocks if b.cost.rule.startswith("Reduce (window)")]
+        assert 1500 <= cost.rows <= 2500 and cost.source == "sketch of every partition, sample", cost
+    finally:
+        forget_statistics(spark)
+        spark.sql("DROP TABLE IF EXISTS cp_fact")

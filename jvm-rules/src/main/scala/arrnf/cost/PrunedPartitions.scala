@@ -99,7 +99,9 @@ private[cost] object PrunedPartitions {
         }
         // Without a sketch or catalog columns: the footers' NULL counts as read; the partition columns' values always.
         val columns = (if (whole.isEmpty) facts.columns else others) ++ partitionColumns(kept, n)
-        val source = if (sketched) facts.source.replace("sketch", "sketch of every partition")
+        // (rows the sketch states: the kept share of its sample, which the label says)
+        val source = if (facts.source.startsWith("sketch")) facts.source.replaceFirst("^sketch", "sketch of every partition, sample")
+          else if (sketched) facts.source.replace("sketch", "sketch of every partition")
           else if (catalog.nonEmpty) facts.source + ", catalog columns"
           else if (stale) s"${facts.source}; ${LeafStatistics.StaleCatalog}" else facts.source
         RelationStatistics.Facts(Some(n), columns, source, sample.map(s => new Sketches.Sample(s.names, s.types, s.rows, n.toLong)))
