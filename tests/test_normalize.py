@@ -598,8 +598,8 @@ def test_pruned_partitions_read_their_files_and_the_whole_tables_statistics(spar
         assert (cost.rows, cost.source) == (4000, "file metadata"), cost
         assert fact_side(also).rows is None  # id's values unknown
         statistics(spark, ["pp_fact", "pp_dim", "pp_pdim"])
-        cost = fact_side(pruned)
-        assert (cost.rows, cost.source) == (4000, "file metadata, sketch of every partition"), cost
+        cost = fact_side(pruned)  # (the partition's test keeps every sampled row: a share of the sample, said so)
+        assert (cost.rows, cost.source) == (4000, "estimate: file metadata, sketch of every partition, sample"), cost
         cost = fact_side(also)  # 4,000 of p = 1 or 2 with id >= 10000: the sample of those partitions only
         assert 2800 <= cost.rows <= 5600 and "sketch of every partition" in cost.source, cost
         cost = fact_side(dynamic)
@@ -713,7 +713,8 @@ def test_a_null_partition_and_dynamic_pruning_below_an_aggregate(spark, conf):
 
 def test_pruned_partitions_of_a_csv_table_count_the_kept_share_of_the_sample(spark, conf):
     """A CSV table keeps no row count: after the sketch pass, pruned to one partition, its rows are the kept
-    partition's share of the sketch's sample, labelled so (it read ``sketch of every partition``, as exact)."""
+    partition's share of the sketch's sample, labelled so (it read ``sketch of every partition``, as exact).
+    A filter whose share of the sample keeps every sampled row says ``sample`` too (it kept its input's label)."""
     from pyspark_arrnf import forget_statistics, statistics
     conf({"spark.sql.autoBroadcastJoinThreshold": "-1"})
     spark.sql("DROP TABLE IF EXISTS cp_fact")
@@ -724,7 +725,26 @@ def test_pruned_partitions_of_a_csv_table_count_the_kept_share_of_the_sample(spa
         assert cost.rows is None and cost.source.endswith("(only Parquet footers): the sketch pass counts them"), cost
         statistics(spark, ["cp_fact"])
         (cost,) = [b.cost for b in arrnf(window, spark).blocks if b.cost.rule.startswith("Reduce (window)")]
-        assert 1500 <= cost.rows <= 2500 and cost.source == "sketch of every partition, sample", cost
+        assert 1500 <= cost.rows <= 2500 and cost.source == "estimate: sample, sketch of every partition (rows: its sample's share)", cost
     finally:
         forget_statistics(spark)
         spark.sql("DROP TABLE IF EXISTS cp_fact")
+
+
+def test_a_filter_keeping_every_sampled_row_is_an_estimate(spark, conf, tmp_path):
+    """A filter whose share of the sketch's sample is every sampled row kept its input's label,
+    ``file metadata, sketch``, as if its rows were exact (30,000 for 29,999, a tester). A share of a
+    sample is an estimate, and says so; a NULL test the footers count exactly keeps the label."""
+    from pyspark_arrnf import forget_statistics, statistics
+    conf({"spark.sql.autoBroadcastJoinThreshold": "-1"})
+    spark.range(30000).selectExpr("id", "IF(id = 7, 9, 1) AS k").write.parquet(str(tmp_path / "all"))
+    spark.read.parquet(str(tmp_path / "all")).createOrReplaceTempView("ke_all")
+    window = "SELECT id, row_number() OVER (PARTITION BY k ORDER BY id) rn FROM ke_all WHERE {}"
+    try:
+        statistics(spark, ["ke_all"])
+        (cost,) = [b.cost for b in arrnf(window.format("k = 1"), spark).blocks if b.cost.rule.startswith("Reduce (window)")]
+        assert cost.rows == 30000 and cost.source == "estimate: file metadata, sketch, sample", cost
+        (cost,) = [b.cost for b in arrnf(window.format("k IS NOT NULL"), spark).blocks if b.cost.rule.startswith("Reduce (window)")]
+        assert (cost.rows, cost.source) == (30000, "file metadata, sketch"), cost
+    finally:
+        forget_statistics(spark)

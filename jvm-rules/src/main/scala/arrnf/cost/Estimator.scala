@@ -101,9 +101,9 @@ final class Estimator extends PredicateHelper {
               EstimatedLeaf(p.output, Statistics(sizeInBytes = size), "unknown")
             }
             def estimated(rows: Option[BigInt], result: LogicalPlan): LogicalPlan = {
-              // A node that keeps its one input's rows (a projection, an alias) keeps its label (not a bound: keepsLabel).
+              // A node that keeps its one input's rows (a projection, an alias) keeps its label (not a bound: keepsLabel; nor a share of a sample).
               val kept = p.children match {
-                case Seq(only) if rows.isDefined && Estimator.keepsLabel(p) && known.get(only).rows == rows => Some(known.get(only).source)
+                case Seq(only) if rows.isDefined && Estimator.keepsLabel(p) && known.get(only).rows == rows && sourcesBelow.get(p).forall(_ == below) => Some(known.get(only).source)
                 case _ => None
               }
               // Rows known from no statistics below are the plan's own (a global aggregate's one row).

@@ -100,7 +100,7 @@ private[cost] object PrunedPartitions {
         // Without a sketch or catalog columns: the footers' NULL counts as read; the partition columns' values always.
         val columns = (if (whole.isEmpty) facts.columns else others) ++ partitionColumns(kept, n)
         // (rows the sketch states: the kept share of its sample, which the label says)
-        val source = if (facts.source.startsWith("sketch")) facts.source.replaceFirst("^sketch", "sketch of every partition, sample")
+        val source = if (facts.source.startsWith("sketch")) facts.source.replaceFirst("^sketch", "sketch of every partition (rows: its sample's share)")
           else if (sketched) facts.source.replace("sketch", "sketch of every partition")
           else if (catalog.nonEmpty) facts.source + ", catalog columns"
           else if (stale) s"${facts.source}; ${LeafStatistics.StaleCatalog}" else facts.source

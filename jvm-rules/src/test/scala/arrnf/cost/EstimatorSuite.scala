@@ -863,11 +863,12 @@ class EstimatorSuite extends ArrnfSparkSuite {
     }
     assert(estimateOf(ofParts("max($)", "sum(profit)")).rows.isEmpty)
     // every group kept, its input's estimate (the customers' HyperLogLog count) and label: a count,
-    // never below 0 and above 0 in every group (count(*)); a sum where no value is below 0
-    for ((e, test) <- Seq("count(*)" -> "x > 0", "count(*)" -> "x >= 0", "sum(amount)" -> "x >= 0")) {
+    // never below 0 and above 0 in every group (count(*)); a sum where the sample holds no value below 0
+    // (the sample says so: its label says sample)
+    for ((e, test, label) <- Seq(("count(*)", "x > 0", ""), ("count(*)", "x >= 0", ""), ("sum(amount)", "x >= 0", ", sample"))) {
       assert(spark.sql(kept(e, test)).count() == 10000)
       val est = estimateOf(kept(e, test))
-      assert(est.rows.exists(r => r >= 9000 && r <= 10000) && est.source == "estimate: file metadata, sketch", est)
+      assert(est.rows.exists(r => r >= 9000 && r <= 10000) && est.source == "estimate: file metadata, sketch" + label, (e, test, est))
     }
     // a NULL test of an average of sums: the inner sums' NULLs from their groups (a quarter of the
     // customers have n NULL on both rows), then 2 customers a pair (1 - 0.25^2)
