@@ -748,3 +748,45 @@ def test_a_filter_keeping_every_sampled_row_is_an_estimate(spark, conf, tmp_path
         assert (cost.rows, cost.source) == (30000, "file metadata, sketch"), cost
     finally:
         forget_statistics(spark)
+
+
+def test_pruned_partitions_figures_a_tester_broke(spark, conf, tmp_path):
+    """What a tester made the kept partitions' figures say, each a confident number far from the truth:
+    a NaN partition read as a range [NaN, NaN] (0 rows for 10,000); a partition column ``P`` and a data
+    column ``p`` (case-sensitive) sharing figures (0 for 4,793); ANALYZE's NULL counts of the whole table
+    scaled over the footers' exact ones (1,250 for 5,000); and a filter over stale catalog columns not
+    saying why it is unknown."""
+    conf({"spark.sql.autoBroadcastJoinThreshold": "-1"})
+    window = "SELECT v, row_number() OVER (PARTITION BY v ORDER BY v) rn FROM {} WHERE {}"
+
+    def estimate(table, test):
+        (cost,) = [b.cost for b in arrnf(window.format(table, test), spark).blocks if b.cost.rule.startswith("Reduce (window)")]
+        return cost
+    for t in ("tb_nan", "tb_case", "tb_nulls"):
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+    try:
+        spark.range(20000).selectExpr("id % 1000 AS v", "IF(id % 2 = 0, double('NaN'), 1.0D) AS d").write.partitionBy("d").saveAsTable("tb_nan")
+        cost = estimate("tb_nan", "d = double('NaN')")
+        assert spark.sql("SELECT count(*) FROM tb_nan WHERE d = double('NaN')").head()[0] == 10000
+        assert cost.rows is None or cost.rows >= 1000, cost
+
+        conf({"spark.sql.caseSensitive": "true"})
+        spark.range(10000).selectExpr("id % 100 AS v", "id % 97 AS p", "CAST(id % 3 AS INT) AS P").write.partitionBy("P").saveAsTable("tb_case")
+        truth = spark.sql("SELECT count(*) FROM tb_case WHERE P = 1 AND p > 3").head()[0]
+        cost = estimate("tb_case", "P = 1 AND p > 3")
+        assert truth > 3000 and (cost.rows is None or cost.rows >= truth / 10), (truth, cost)
+        conf({"spark.sql.caseSensitive": "false"})
+
+        spark.range(20000).selectExpr("id % 100 AS v", "IF(id % 4 = 0, NULL, id) AS w", "id % 4 AS p").write.partitionBy("p").saveAsTable("tb_nulls")
+        spark.sql("ANALYZE TABLE tb_nulls COMPUTE STATISTICS FOR ALL COLUMNS")
+        for test, rows in (("p = 0 AND w IS NULL", 5000), ("p = 0 AND w IS NOT NULL", 0), ("p = 1 AND w IS NOT NULL", 5000)):
+            assert estimate("tb_nulls", test).rows == rows, (test, estimate("tb_nulls", test))
+        location = spark.sql("DESCRIBE TABLE EXTENDED tb_nulls").where("col_name = 'Location'").head()[1]
+        spark.range(100).selectExpr("id % 100 AS v", "id AS w").write.mode("append").parquet(location + "/p=2")
+        spark.sql("REFRESH TABLE tb_nulls")
+        cost = estimate("tb_nulls", "p = 2 AND v < 10")
+        assert cost.rows is None and "catalog statistics are stale" in cost.source and "run it again" in cost.source, cost
+    finally:
+        conf({"spark.sql.caseSensitive": "false"})
+        for t in ("tb_nan", "tb_case", "tb_nulls"):
+            spark.sql(f"DROP TABLE IF EXISTS {t}")

@@ -85,8 +85,12 @@ private[cost] final class LeafStatistics {
       val whole = RelationStatistics.of(h, r.catalogTable, pruned.isDefined, org.apache.spark.sql.arrnf.ArrnfSqlConf.maxFooterFiles(SQLConf.get))
       pruned.fold(whole)(PrunedPartitions.restrict(whole, _, r.catalogTable.get))
     })
-    facts.sample.foreach(samples.put(r, _))
-    val columns = AttributeMap(r.output.flatMap(a => facts.columns.get(a.name.toLowerCase(java.util.Locale.ROOT)).map(a -> _)))
+    // Figures are kept by lower-case name: columns whose names differ only in case (spark.sql.caseSensitive) get none.
+    val names = r.output.map(_.name.toLowerCase(java.util.Locale.ROOT))
+    val ambiguous = names.diff(names.distinct).toSet
+    if (ambiguous.isEmpty) facts.sample.foreach(samples.put(r, _))
+    val columns = AttributeMap(r.output.flatMap(a => Some(a.name.toLowerCase(java.util.Locale.ROOT)).filterNot(ambiguous)
+      .flatMap(facts.columns.get).map(a -> _)))
     if (facts.rows.isEmpty) (own, facts.source)
     else (own.copy(rowCount = facts.rows, attributeStats = columns), facts.source)
   }

@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.plans.logical.ColumnStat
 import org.apache.spark.sql.catalyst.types.PhysicalDataType
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, HadoopFsRelation, LogicalRelation, PartitioningAwareFileIndex}
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.types.{BinaryType, DataType, DoubleType, FloatType, StructType, TimestampType}
 
 import arrnf.stats.{FileFacts, RelationStatistics, Sketches, SketchedColumns}
 
@@ -92,10 +92,12 @@ private[cost] object PrunedPartitions {
       case Some(n) =>
         val whole = if (sketched) facts.columns else if (catalog.nonEmpty) catalog else Map.empty[String, ColumnStat]
         val partitionNames = kept.columns.fieldNames.map(_.toLowerCase(java.util.Locale.ROOT)).toSet
+        // (NULLs: the kept files' footers count them exactly where no sketch was read; else a share of the table's)
         val others = whole.filter { case (name, _) => !partitionNames.contains(name) }.map { case (name, c) =>
           name -> c.copy(
             distinctCount = c.distinctCount.map(d => tableRows.fold(d.min(n))(m => Estimator.distinctIn(d, m, n))),
-            nullCount = c.nullCount.map(x => tableRows.filter(_ > 0).fold(x.min(n))(m => (x * n / m).min(n))))
+            nullCount = (if (sketched) None else facts.columns.get(name).flatMap(_.nullCount))
+              .orElse(c.nullCount.map(x => tableRows.filter(_ > 0).fold(x.min(n))(m => (x * n / m).min(n)))))
         }
         // Without a sketch or catalog columns: the footers' NULL counts as read; the partition columns' values always.
         val columns = (if (whole.isEmpty) facts.columns else others) ++ partitionColumns(kept, n)
@@ -108,9 +110,18 @@ private[cost] object PrunedPartitions {
     }
   }
 
+  /** Partition column types whose values are told apart by equality as read in any session: not FLOAT/DOUBLE
+   *  (NaN is no value's equal), BINARY (arrays), TIMESTAMP (its partition folders are read in the session's time zone). */
+  private def matchable(dt: DataType): Boolean = dt match {
+    case FloatType | DoubleType | BinaryType | TimestampType => false
+    case _ => true
+  }
+
   /** The partition columns' statistics over the kept partitions (of `rows` rows): their values, NULLs (every
-   *  row where each kept partition's value is NULL, none where none is) and range. */
-  private def partitionColumns(kept: Kept, rows: BigInt): Map[String, ColumnStat] = kept.columns.fields.zipWithIndex.map { case (f, i) =>
+   *  row where each kept partition's value is NULL, none where none is) and range; none for a FLOAT or
+   *  DOUBLE column (a NaN partition has no range Spark's estimation takes) or a BINARY one. */
+  private def partitionColumns(kept: Kept, rows: BigInt): Map[String, ColumnStat] = kept.columns.fields.zipWithIndex
+    .filter { case (f, _) => matchable(f.dataType) || f.dataType == TimestampType }.map { case (f, i) =>
     val values = kept.values.map(v => if (v.isNullAt(i)) None else Some(v.get(i, f.dataType)))
     val present = values.flatten.distinct
     val ranged = if (SketchedColumns.ranged(f.dataType) && present.nonEmpty) Try {
@@ -126,7 +137,7 @@ private[cost] object PrunedPartitions {
   /** The sampled rows of the kept partitions, where the sample holds every partition column. */
   private def restrictSample(s: Sketches.Sample, kept: Kept): Option[Sketches.Sample] = {
     val at = kept.columns.fields.toIndexedSeq.map(f => s.names.indexOf(f.name.toLowerCase(java.util.Locale.ROOT)) -> f.dataType)
-    if (at.exists { case (i, dt) => i < 0 || s.types(i) != dt }) return None
+    if (at.exists { case (i, dt) => i < 0 || s.types(i) != dt || !matchable(dt) }) return None
     val partitions = kept.values.map(v => at.indices.map(j => if (v.isNullAt(j)) null else v.get(j, at(j)._2))).toSet
     val rows = s.rows.filter(r => partitions.contains(at.map { case (i, dt) => if (r.isNullAt(i)) null else r.get(i, dt) }))
     Some(new Sketches.Sample(s.names, s.types, rows, rows.size.toLong))

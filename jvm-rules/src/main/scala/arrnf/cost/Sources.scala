@@ -19,9 +19,12 @@ private[cost] trait Sources extends PredicateHelper {
   /** `why` rows are unknown, saying which sketch is stale where that is why no distinct counts were found
    *  (`below`: the sources of the leaves under the node). */
   def withStaleSketch(why: String, below: Iterable[String]): String =
-    if (why != NoColumnStatistics || !below.exists(_.endsWith(Sketches.Stale))) why
-    else "unknown: no distinct counts for its filter, join or grouping columns: a table's sketch was taken, " +
-      "but its files changed since; take the sketch pass again"
+    if (why != NoColumnStatistics) why
+    else if (below.exists(_.endsWith(Sketches.Stale))) "unknown: no distinct counts for its filter, join or grouping " +
+      "columns: a table's sketch was taken, but its files changed since; take the sketch pass again"
+    else if (below.exists(_.endsWith(LeafStatistics.StaleCatalog))) "unknown: no distinct counts for its filter, join or " +
+      "grouping columns: a table's catalog statistics are stale (its files changed since ANALYZE TABLE); run it again or take the sketch pass"
+    else why
 
   /** Why rows are unknown above a cached relation whose columns lack counts: no pass counts them. */
   val CachedColumns = "unknown: no distinct counts for its filter, join or grouping columns, which a cached relation " +
