@@ -27,7 +27,7 @@ private[cost] trait DerivedStatistics extends KeptShares with Sources with Aggre
   def leafHasColumnStatistics(leaf: LogicalPlan): Boolean = leaf match {
     case r @ LogicalRelation(h: HadoopFsRelation, _, table, _, _) =>
       table.flatMap(_.stats).exists(_.colStats.nonEmpty) || Try(Sketches.taken(h, table)).getOrElse(false) ||
-        PrunedPartitions.of(r).isDefined && table.exists(t => PrunedPartitions.catalogColumns(t).nonEmpty)
+        PrunedPartitions.of(r).isDefined && table.exists(PrunedPartitions.hasCatalogColumns)
     case _ => Try(leaf.stats.attributeStats.nonEmpty).getOrElse(false)
   }
 

@@ -80,8 +80,8 @@ private[cost] final class LeafStatistics {
 
   private def fileStatistics(r: LogicalRelation, h: HadoopFsRelation, own: Statistics): (Statistics, String) = {
     // Once per relation for this estimator: a plan may read a table many times (TPC-DS q88: 8 times).
-    val pruned = PrunedPartitions.of(r)
     val facts = relationFacts.computeIfAbsent(h, { _ =>
+      val pruned = PrunedPartitions.of(r)
       val whole = RelationStatistics.of(h, r.catalogTable, pruned.isDefined, org.apache.spark.sql.arrnf.ArrnfSqlConf.maxFooterFiles(SQLConf.get))
       pruned.fold(whole)(PrunedPartitions.restrict(whole, _, r.catalogTable.get))
     })

@@ -55,6 +55,9 @@ private[cost] object PrunedPartitions {
       .flatMap(_.collectFirst { case LogicalRelation(h: HadoopFsRelation, _, Some(c), _, _) if c.stats.isDefined => (h, c.stats.get) })
   }.toOption.flatten
 
+  /** Whether the catalog keeps column statistics of table `t` (a quick test: none converted). */
+  def hasCatalogColumns(t: CatalogTable): Boolean = catalogStatistics(t).exists(_._2.colStats.nonEmpty)
+
   /** The whole table's column statistics in the catalog (… FOR ALL COLUMNS), by lower-case name. */
   def catalogColumns(t: CatalogTable): Map[String, ColumnStat] = catalogStatistics(t).fold(Map.empty[String, ColumnStat]) { case (_, stats) =>
     val types = t.schema.fields.map(f => f.name.toLowerCase(java.util.Locale.ROOT) -> f.dataType).toMap
