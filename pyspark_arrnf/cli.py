@@ -264,7 +264,8 @@ def _sketch_read_tables(spark, df, names: list[str], sql: str, consequence: str)
     and the rules' cost guards read them while optimizing (without them EagerAggregation declines)."""
     with _step("the query cannot be planned"):
         read = set(df.inputFiles())
-        used = [n for n in names if read.intersection(spark.table(n).inputFiles())]
+        # (quoted: a folder named `my table` or `a.b` is a view of that name)
+        used = [n for n in names if read.intersection(spark.table("`" + n.replace("`", "``") + "`").inputFiles())]
     if not used:
         print("-- sketch pass: the query reads no table of --tables: nothing sketched", file=sys.stderr, flush=True)
         return df

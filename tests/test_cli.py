@@ -679,3 +679,18 @@ def test_demo_query_says_what_it_is(spark, tpcds_db, use_db, conf):
     assert "Join Cross" not in optimized_plan(spark.sql(DEMO_QUERY))
     conf({"spark.arrnf.EliminateUnitJoin.enabled": "false"})
     assert "Join Cross" in optimized_plan(spark.sql(DEMO_QUERY))
+
+
+def test_the_sketch_pass_of_the_command_line_takes_folders_named_as_no_sql_name(spark, tmp_path, capsys):
+    """A folder ``my table.parquet`` is the table `my table`: ``arrnf stats`` exited 1 with
+    ``my table: not sketched: [PARSE_SYNTAX_ERROR]``, and ``explain --stats`` exited 2 with "the
+    query cannot be planned", though plain ``explain`` planned it (a tester)."""
+    for name in ("my table.parquet", "a.b.parquet"):
+        spark.range(10).write.parquet(str(tmp_path / "tables" / name))
+    q = _sql(tmp_path, "select count(*) from `my table` join `a.b` using (id)")
+    assert main(["stats", "--tables", str(tmp_path / "tables")]) == 0
+    out, _ = capsys.readouterr()
+    assert "my table: 10 rows" in out and "a.b: 10 rows" in out, out
+    assert main(["explain", q, "--tables", str(tmp_path / "tables"), "--stats"]) == 0
+    out, err = capsys.readouterr()
+    assert "-- sketch pass: " in err and "warning" not in err and "Get my table" in out, (out, err)

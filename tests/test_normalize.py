@@ -790,3 +790,24 @@ def test_pruned_partitions_figures_a_tester_broke(spark, conf, tmp_path):
         conf({"spark.sql.caseSensitive": "false"})
         for t in ("tb_nan", "tb_case", "tb_nulls"):
             spark.sql(f"DROP TABLE IF EXISTS {t}")
+
+
+def test_the_sketch_pass_takes_names_that_sql_must_quote(spark, tmp_path):
+    """``statistics(spark, ["tbl with space"])`` answered ``not sketched: [PARSE_SYNTAX_ERROR]`` (a
+    tester; a unicode name ``INVALID_IDENTIFIER``), and a view named ``a.b`` was read as table ``b``
+    of database ``a``: such a name is the one view it names, as the command line registers a folder
+    ``my table``. A name as written comes first (``db.t``); one that names nothing still says so."""
+    from pyspark_arrnf import forget_statistics, statistics
+
+    spark.range(20).selectExpr("id", "id % 4 AS k").write.parquet(str(tmp_path / "pq"))
+    for view in ("tbl with space", "a.b", "données"):
+        spark.read.parquet(str(tmp_path / "pq")).createOrReplaceTempView("`" + view + "`")
+    try:
+        lines = statistics(spark, ["tbl with space", "a.b", "données", "`tbl with space`", "nosuch_view"])
+        for view, line in zip(("tbl with space", "a.b", "données", "`tbl with space`"), lines):
+            assert line.startswith(f"{view}: 20 rows, 2 columns sketched"), line
+        assert lines[-1].startswith("nosuch_view: not sketched: [TABLE_OR_VIEW_NOT_FOUND]"), lines[-1]
+    finally:
+        forget_statistics(spark)
+        for view in ("tbl with space", "a.b", "données"):
+            spark.catalog.dropTempView(view)

@@ -102,9 +102,21 @@ object Api {
   /** The sketch pass over `tables` (names of tables or views over files) in `session`: one line each. */
   def collectStatistics(session: org.apache.spark.sql.classic.SparkSession, tables: java.util.List[String]): java.util.List[String] = {
     import scala.jdk.CollectionConverters._
-    tables.asScala.map(t => try arrnf.stats.Sketches.collect(session, t) catch {
-      case scala.util.control.NonFatal(e) => s"$t: not sketched: ${Measure.firstLine(e.getMessage, e)}"
-    }).asJava
+    tables.asScala.map { t =>
+      val name = tableName(session, t)
+      try arrnf.stats.Sketches.collect(session, name).replaceFirst("^" + java.util.regex.Pattern.quote(name) + ":",
+        java.util.regex.Matcher.quoteReplacement(t) + ":") catch {
+        case scala.util.control.NonFatal(e) => s"$t: not sketched: ${Measure.firstLine(e.getMessage, e)}"
+      }
+    }.asJava
+  }
+
+  /** `t` as `spark.table` reads it: as written (`sales`, `db.sales`), else, where only one quoted name
+   *  resolves, that: a view named `my table`, `a.b` or `données` (as the command line registers a folder). */
+  private def tableName(session: org.apache.spark.sql.classic.SparkSession, t: String): String = {
+    def resolves(n: String) = scala.util.Try(session.table(n)).isSuccess
+    val quoted = "`" + t.replace("`", "``") + "`"
+    if (t.contains('`') || resolves(t) || !resolves(quoted)) t else quoted
   }
 
   /** Forgets every sketch taken in this JVM. */
