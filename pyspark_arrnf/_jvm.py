@@ -67,7 +67,24 @@ def error_text(e: BaseException) -> str:
     own first line only names the call) the Java exception's class, without its package."""
     if type(e).__name__ == "Py4JJavaError":
         return re.sub(r"^(?:[a-z_$][\w$]*\.)+(?=[A-Z])", "", java_message(e))
+    if type(e).__name__ == "PythonException":  # its first line only says a Python worker raised: add what
+        return f"PythonException: {python_cause(str(e)) or java_message(e)}"
     return f"{type(e).__name__}: {java_message(e)}"
+
+
+def python_cause(text: str) -> str | None:
+    """The exception line that ends a Python worker's traceback in a PythonException's text.
+
+    >>> python_cause('An exception was thrown from the Python worker.\\nTraceback (most recent call last):\\n'
+    ...              '  File "<stdin>", line 1, in <lambda>\\nZeroDivisionError: division by zero\\n')
+    'ZeroDivisionError: division by zero'
+    """
+    text = text.split("JVM stacktrace:", 1)[0]
+    if "Traceback (most recent call last):" not in text:
+        return None
+    lines = [ln.rstrip() for ln in text.split("Traceback (most recent call last):")[-1].splitlines()]
+    found = [ln for ln in lines if ln and not ln[0].isspace()]
+    return found[-1].strip() if found else None
 
 
 def _root_cause(e: BaseException) -> str:

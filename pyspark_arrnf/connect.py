@@ -86,7 +86,9 @@ def program_json_of_text(spark, query: str, name: str) -> str:
 
 
 def program_json(spark, df, name: str) -> str:
-    """The ArrNF program of a Connect DataFrame: the server's ``arrnf_json`` of a temporary view of it."""
+    """The ArrNF program of a Connect DataFrame: the server's ``arrnf_json`` of a temporary view of it,
+    in the DataFrame's own session (``spark`` may be another, as a classic session allows)."""
+    spark = getattr(df, "sparkSession", None) or spark
     view = f"arrnf_{uuid.uuid4().hex}"
     try:
         df.createOrReplaceTempView(view)

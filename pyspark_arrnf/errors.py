@@ -61,11 +61,17 @@ def _check_call(df_or_sql, spark, name, function: str) -> None:
         raise TypeError(f"{function} takes spark=<a SparkSession>, not {type(spark).__name__}")
     if not isinstance(name, str) or not name:
         raise TypeError(f"{function} takes name=<the result block's name, non-empty text>, not {name!r}")
-    session = spark if spark is not None else getattr(df_or_sql, "sparkSession", None)
+    _check_live(spark if spark is not None else getattr(df_or_sql, "sparkSession", None), function)
+
+
+def _check_live(session, function: str, what: str = "build the query in it") -> None:
+    """One clear message where ``session`` (classic or Spark Connect) was stopped: Spark's own is a Java
+    NullPointerException's text, an AttributeError or Connect's NO_ACTIVE_SESSION, which reads as the
+    query's fault."""
     context = getattr(session, "_sc", None)
-    if context is not None and getattr(context, "_jsc", None) is None:
-        raise ArrnfError(f"{function}: the Spark session is stopped; start one (pyspark_arrnf.session()) "
-                         "and build the query in it")
+    stopped = (context is not None and getattr(context, "_jsc", None) is None) or getattr(session, "is_stopped", False) is True
+    if stopped:
+        raise ArrnfError(f"{function}: the Spark session is stopped; start one (pyspark_arrnf.session()) and {what}")
 
 
 def _check_query(df_or_sql, function: str) -> None:

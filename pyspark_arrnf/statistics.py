@@ -17,6 +17,7 @@ rows come from the sample).
 from __future__ import annotations
 
 from . import _jvm
+from .errors import _check_live
 
 
 def statistics(spark, tables) -> list[str]:
@@ -25,6 +26,7 @@ def statistics(spark, tables) -> list[str]:
 
     A DataFrame keeps the plan Spark first made of it (as after ``ANALYZE TABLE``): one already
     explained, run or asked for its ``inputFiles()`` is planned with the sketches once built again."""
+    _check_live(spark, "statistics()", "register the tables in it")
     if isinstance(tables, str):
         tables = [tables]
     return _jvm.collect_statistics(spark, list(tables))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ._jvm import error_text
 from .compare import arrnf_enabled, optimized_plan
-from .errors import _is_session, _is_spark_error
+from .errors import _check_live, _is_session, _is_spark_error
 from .session import ENABLED
 
 
@@ -61,6 +61,7 @@ def _check_arguments(spark, query, ordered, precision) -> None:
 
     if not _is_session(spark):
         raise TypeError(f"assert_same_both_ways() takes the SparkSession first, not {type(spark).__name__}")
+    _check_live(spark, "assert_same_both_ways()", "pass that one")
     if isinstance(query, DataFrame):
         raise TypeError("assert_same_both_ways() takes SQL text or a function returning a DataFrame, not a "
                         "DataFrame: a DataFrame keeps the plan it was first given, so both sides would run one "

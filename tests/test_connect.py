@@ -203,3 +203,31 @@ def test_a_server_without_the_extension_says_what_to_put_on_it(tmp_path_factory)
     finally:
         server.stop()
     assert os.path.exists(server.log_path)
+
+
+def test_remote_dataframes_of_another_session_of_a_stream_and_of_a_stopped_session(server, remote, spark):
+    """A tester's remote client: ``arrnf(df, spark)`` of a DataFrame of another session raised
+    ``TABLE_OR_VIEW_NOT_FOUND arrnf_<hex>`` (the package's own view, made in that session); a
+    stream's failed "while Spark planned it" (a classic session gives its program, marked a
+    stream); after ``stop()`` every call blamed the query or raised Connect's NO_ACTIVE_SESSION."""
+    from pyspark_arrnf.testing import assert_same_both_ways
+
+    other = _client(server)
+    try:
+        p = arrnf(other.sql(QUERY), remote, name="by_g")
+        assert p.to_json() == arrnf(QUERY, spark, name="by_g").to_json()
+        stream = arrnf(remote.readStream.format("rate").load().groupBy("value").count())
+        assert stream.streaming and stream.to_json() == arrnf(
+            spark.readStream.format("rate").load().groupBy("value").count()).to_json()
+        df = other.sql(QUERY)
+    finally:
+        other.stop()
+    said = "the Spark session is stopped; start one (pyspark_arrnf.session()) and "
+    with pytest.raises(ArrnfError, match=re.escape("arrnf(): " + said + "build the query in it")):
+        arrnf(df)
+    with pytest.raises(ArrnfError, match=re.escape("arrnf(): " + said)):
+        arrnf("select 1", other)
+    with pytest.raises(ArrnfError, match=re.escape("statistics(): " + said + "register the tables in it")):
+        pyspark_arrnf.statistics(other, ["nation"])
+    with pytest.raises(ArrnfError, match=re.escape("assert_same_both_ways(): " + said + "pass that one")):
+        assert_same_both_ways(other, "select 1")

@@ -650,3 +650,14 @@ def test_a_grouped_python_functions_input_holds_the_shuffle_and_sort(spark, conf
             whats = [p.measurement.operator(i).what for i in b.measured.operators]
             assert "shuffle" in whats and any(w.startswith("sort") for w in whats), str(b)
             assert b.measured.rows == 2000, str(b)
+
+
+def test_a_python_function_that_raises_is_named_in_the_failure(spark):
+    """A Python UDF's error was kept as ``PythonException: An exception was thrown from the Python
+    worker:``, its cause (``ZeroDivisionError``) dropped from the report and the notebook view (a tester)."""
+    from pyspark.sql.functions import udf
+
+    inverse = udf(lambda x: 1 / x, "double")
+    p = measure(spark.range(5).select(inverse("id").alias("z")).groupBy("z").count())
+    assert p.measurement.status == "failed", p.measurement
+    assert p.measurement.error == "PythonException: ZeroDivisionError: division by zero", p.measurement.error

@@ -213,12 +213,23 @@ def test_a_stopped_session_and_misplaced_arguments_are_one_clear_message(spark, 
                 print("NO ERROR")
             except pyspark_arrnf.ArrnfError as e:
                 print("SAID", e)
+        # a Java NullPointerException's text in the returned line; an AttributeError
+        from pyspark_arrnf.testing import assert_same_both_ways
+        for f in (lambda: print("NO ERROR", pyspark_arrnf.statistics(spark, ["t"])),
+                  lambda: assert_same_both_ways(spark, "select 1")):
+            try:
+                f()
+            except pyspark_arrnf.ArrnfError as e:
+                print("SAID", e)
     """))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     said = [line for line in out.stdout.splitlines() if line.startswith(("SAID", "NO ERROR"))]
     assert said == ["SAID arrnf(): the Spark session is stopped; start one (pyspark_arrnf.session()) and build "
                     "the query in it", "SAID measure(): the Spark session is stopped; start one "
-                    "(pyspark_arrnf.session()) and build the query in it"], out.stdout + out.stderr[-2000:]
+                    "(pyspark_arrnf.session()) and build the query in it",
+                    "SAID statistics(): the Spark session is stopped; start one (pyspark_arrnf.session()) and "
+                    "register the tables in it", "SAID assert_same_both_ways(): the Spark session is stopped; start "
+                    "one (pyspark_arrnf.session()) and pass that one"], out.stdout + out.stderr[-2000:]
 
 
 def test_a_bad_setting_given_at_session_start_leaves_the_session_working(tmp_path):

@@ -128,8 +128,9 @@ object ArrnfFunctions {
       case NonFatal(e) => throw new IllegalArgumentException(
         s"$fn: the query does not analyze, so it has no ArrNF program: ${firstLine(e)}", e)
     }
-    // Planned first: a query Spark fails while planning (ANSI `1/0` it folds) is said as such.
-    try df.queryExecution.executedPlan catch {
+    // Planned first: a query Spark fails while planning (ANSI `1/0` it folds) is said as such. (A stream
+    // is not planned before it starts: its program says it is one, as a classic session's does.)
+    if (!df.isStreaming) try df.queryExecution.executedPlan catch {
       case NonFatal(e) => throw new IllegalArgumentException(
         s"$fn: the query failed while Spark planned it, before it ran, so it has no ArrNF program: ${firstLine(e)}", e)
     }
