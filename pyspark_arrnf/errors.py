@@ -69,9 +69,11 @@ def _check_live(session, function: str, what: str = "build the query in it") -> 
     NullPointerException's text, an AttributeError or Connect's NO_ACTIVE_SESSION, which reads as the
     query's fault."""
     context = getattr(session, "_sc", None)
-    stopped = (context is not None and getattr(context, "_jsc", None) is None) or getattr(session, "is_stopped", False) is True
-    if stopped:
+    if context is not None and getattr(context, "_jsc", None) is None:
         raise ArrnfError(f"{function}: the Spark session is stopped; start one (pyspark_arrnf.session()) and {what}")
+    if context is None and getattr(session, "is_stopped", False) is True:  # a Spark Connect client's
+        raise ArrnfError(f"{function}: the Spark Connect session is stopped; connect again "
+                         f"(SparkSession.builder.remote(...).getOrCreate()) and {what}")
 
 
 def _check_query(df_or_sql, function: str) -> None:

@@ -222,7 +222,7 @@ def test_remote_dataframes_of_another_session_of_a_stream_and_of_a_stopped_sessi
         df = other.sql(QUERY)
     finally:
         other.stop()
-    said = "the Spark session is stopped; start one (pyspark_arrnf.session()) and "
+    said = "the Spark Connect session is stopped; connect again (SparkSession.builder.remote(...).getOrCreate()) and "
     with pytest.raises(ArrnfError, match=re.escape("arrnf(): " + said + "build the query in it")):
         arrnf(df)
     with pytest.raises(ArrnfError, match=re.escape("arrnf(): " + said)):
