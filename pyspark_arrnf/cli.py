@@ -34,6 +34,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
+from .connect import quoted_name
 from .errors import ArrnfError, ArrnfPlanningError, ArrnfSetupError, _is_spark_error, first_line
 
 DEMO_QUERY = """\
@@ -265,7 +266,7 @@ def _sketch_read_tables(spark, df, names: list[str], sql: str, consequence: str)
     with _step("the query cannot be planned"):
         read = set(df.inputFiles())
         # (quoted: a folder named `my table` or `a.b` is a view of that name)
-        used = [n for n in names if read.intersection(spark.table("`" + n.replace("`", "``") + "`").inputFiles())]
+        used = [n for n in names if read.intersection(spark.table(quoted_name(n)).inputFiles())]
     if not used:
         print("-- sketch pass: the query reads no table of --tables: nothing sketched", file=sys.stderr, flush=True)
         return df

@@ -50,7 +50,8 @@ def needs_classic(what: str, instead: str) -> ArrnfError:
                       f"this is a Spark Connect client. {instead}")
 
 
-def _quoted(name: str) -> str:
+def quoted_name(name: str) -> str:
+    """``name`` as one SQL identifier: `` `my table` ``, `` `a.b` `` (a view of that name, not ``b`` in ``a``)."""
     return "`" + name.replace("`", "``") + "`"
 
 
@@ -95,7 +96,7 @@ def program_json(spark, df, name: str) -> str:
     except Exception as e:  # noqa: BLE001 - the DataFrame does not analyze on the server
         raise ArrnfError(f"the query does not analyze, so it has no plan to normalize: {first_line(e)}") from None
     try:
-        return _arrnf_json(spark, f"SELECT * FROM {_quoted(view)}", name)
+        return _arrnf_json(spark, f"SELECT * FROM {quoted_name(view)}", name)
     finally:
         try:
             spark.catalog.dropTempView(view)

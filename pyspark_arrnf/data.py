@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from . import _jvm
+from .connect import quoted_name
 from .errors import ArrnfSetupError, first_line
 
 KINDS = ("tpch", "tpcds")
@@ -147,7 +148,7 @@ def register_tables(spark, folder: Path | str, database: str | None = None,
                     if _partitioned(p):  # the catalog lists a table's partitions: none until told
                         spark.sql(f"ALTER TABLE `{database}`.`{name}` RECOVER PARTITIONS")
                 else:  # (quoted: a folder named my-table or a.b is a table of that name, `my-table` in SQL)
-                    spark.read.parquet(str(p)).createOrReplaceTempView("`" + name.replace("`", "``") + "`")
+                    spark.read.parquet(str(p)).createOrReplaceTempView(quoted_name(name))
             except Exception as e:  # noqa: BLE001 - Spark could not read its schema: say which table
                 # a Py4JJavaError's own first line is only "An error occurred while calling ..."
                 problem = f"{p}: {first_line(getattr(e, 'java_exception', e))}"
