@@ -103,9 +103,7 @@ object Api {
   def collectStatistics(session: org.apache.spark.sql.classic.SparkSession, tables: java.util.List[String]): java.util.List[String] = {
     import scala.jdk.CollectionConverters._
     tables.asScala.map { t =>
-      val name = tableName(session, t)
-      try arrnf.stats.Sketches.collect(session, name).replaceFirst("^" + java.util.regex.Pattern.quote(name) + ":",
-        java.util.regex.Matcher.quoteReplacement(t) + ":") catch {
+      try arrnf.stats.Sketches.collect(session, tableName(session, t), shown = t) catch {
         case scala.util.control.NonFatal(e) => s"$t: not sketched: ${Measure.firstLine(e.getMessage, e)}"
       }
     }.asJava

@@ -393,14 +393,15 @@ object Sketches {
       if (s.files == current || pruned && current.toSet.subsetOf(s.files.toSet)) Right(s) else Left(Stale)
     }
 
-  /** Takes (again) the sketch of `table`; one line saying what was sketched, or why not. */
-  def collect(spark: SparkSession, table: String): String = {
+  /** Takes (again) the sketch of `table`; one line saying what was sketched, or why not, naming it `shown` (as the user wrote it). */
+  def collect(spark: SparkSession, table: String, shown: String = ""): String = {
+    val name = if (shown.isEmpty) table else shown
     val df = spark.table(table)
     val relations = df.queryExecution.analyzed.collect { case LogicalRelation(h: HadoopFsRelation, _, t, _, _) => (t, h) }
     val read = SketchedColumns.of(df.queryExecution.optimizedPlan)
     relations match {
       case Seq(_) if read.isEmpty =>
-        s"$table: not sketched: a view that filters, computes or renames what it reads (sketch the table it reads)"
+        s"$name: not sketched: a view that filters, computes or renames what it reads (sketch the table it reads)"
       case Seq((t, h)) =>
         val cols = read.get.filter(a => SketchedColumns.sketchable(a.dataType))
         val aggs = count(lit(1)).as("__rows") +: cols.zipWithIndex.flatMap { case (a, i) =>
@@ -409,7 +410,7 @@ object Sketches {
             (if (SketchedColumns.ranged(a.dataType)) Seq(min(c).as(s"__min$i"), max(c).as(s"__max$i")) else Nil)
         }
         val files = FileFacts.keys(h)
-        val row = spark.table(table).agg(aggs.head, aggs.tail: _*).head()
+        val row = df.agg(aggs.head, aggs.tail: _*).head()
         val rows = row.getAs[Long]("__rows")
         val sample = sampleOf(df, rows)
         val columns = cols.zipWithIndex.map { case (a, i) =>
@@ -423,9 +424,9 @@ object Sketches {
         store.put(identity(h, t), Sketch(files, rows, columns, sample))
         changes.incrementAndGet()
         SampledPairs.clear()
-        s"$table: $rows rows, ${columns.size} columns sketched, ${sample.rows.size} rows sampled (${files.size} files)"
-      case Seq() => s"$table: not sketched: it does not read files (only file tables and views over them are)"
-      case many => s"$table: not sketched: it reads ${many.size} file relations (sketch each table it reads)"
+        s"$name: $rows rows, ${columns.size} columns sketched, ${sample.rows.size} rows sampled (${files.size} files)"
+      case Seq() => s"$name: not sketched: it does not read files (only file tables and views over them are)"
+      case many => s"$name: not sketched: it reads ${many.size} file relations (sketch each table it reads)"
     }
   }
 
