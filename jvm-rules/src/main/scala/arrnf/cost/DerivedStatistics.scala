@@ -12,7 +12,7 @@ import org.apache.spark.sql.execution.columnar.InMemoryRelation
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.types.{BooleanType, DateType, IntegerType, LongType, NumericType, TimestampType}
 
-import arrnf.stats.Sketches
+import arrnf.stats.{SketchedColumns, Sketches}
 
 /**
  * What [[Estimator]] adds to Spark's estimation, as functions of statistics: the figures Spark's
@@ -356,19 +356,21 @@ private[cost] trait DerivedStatistics extends KeptShares with Sources with Aggre
    * without counts: [[NoColumnStatistics]] (the sketch pass or ANALYZE counts them). Where all are
    * values the query computes from counted columns (an aggregate's or a window's results, as
    * TPC-H q18's HAVING sum; a join key such as TPC-DS q24's `upper(ca_country)`): [[ComputedValues]];
-   * where a cached relation's columns are missing and no table's: [[CachedColumns]].
+   * where a cached relation's columns are missing and no table's: [[CachedColumns]]; where only a table's
+   * columns of a type no pass counts (a struct grouped by a field): [[UncountedTypes]].
    */
   def withoutCounts(p: LogicalPlan, counted: (Attribute, LogicalPlan) => Boolean): String = Try {
     // `a`, an output of a child of `n` without counts there: a table's column, or computed from one
     // (`cached`: of a cached relation, whose columns neither the sketch pass nor ANALYZE TABLE counts)
-    def fromTable(a: Attribute, n: LogicalPlan, cached: Boolean = false): Boolean =
+    // (`uncountable`: a table's column of a type no pass counts, [[SketchedColumns.sketchable]])
+    def fromTable(a: Attribute, n: LogicalPlan, cached: Boolean = false, uncountable: Boolean = false): Boolean =
       n.children.find(_.outputSet.contains(a)).exists(c => !counted(a, c) && (c match {
         case _: InMemoryRelation => cached
-        case _: LeafNode => !cached
+        case _: LeafNode => !cached && uncountable != SketchedColumns.sketchable(a.dataType)
         case _ => c.expressions.collectFirst { case d: Alias if d.exprId == a.exprId => d.child } match {
           case Some(e) if e.exists(x => x.isInstanceOf[AggregateExpression] || x.isInstanceOf[WindowExpression]) => false
-          case Some(e) => e.references.exists(fromTable(_, c, cached))
-          case None => fromTable(a, c, cached)
+          case Some(e) => e.references.exists(fromTable(_, c, cached, uncountable))
+          case None => fromTable(a, c, cached, uncountable)
         }
       }))
     // and whether it groups or joins by expressions, which Spark's estimation counts no values of
@@ -380,6 +382,7 @@ private[cost] trait DerivedStatistics extends KeptShares with Sources with Aggre
     val missing = needed.filterNot(a => p.children.exists(counted(a, _)))
     if (missing.exists(fromTable(_, p))) NoColumnStatistics
     else if (missing.exists(fromTable(_, p, cached = true))) CachedColumns
+    else if (missing.exists(fromTable(_, p, uncountable = true))) UncountedTypes
     else if (missing.nonEmpty || byExpressions) ComputedValues else NoColumnStatistics
   }.getOrElse(NoColumnStatistics)
 

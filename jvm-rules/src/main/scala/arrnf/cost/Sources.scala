@@ -30,6 +30,10 @@ private[cost] trait Sources extends PredicateHelper {
   val CachedColumns = "unknown: no distinct counts for its filter, join or grouping columns, which a cached relation " +
     "holds (neither the sketch pass nor ANALYZE TABLE counts a cache's columns)"
 
+  /** Why rows are unknown where the columns lacking counts are of a type no pass counts (a struct's field, a map's value). */
+  val UncountedTypes = "unknown: no distinct counts for its filter, join or grouping columns, whose type no statistics " +
+    "count (such as a struct, array, map or interval: neither the sketch pass nor ANALYZE TABLE counts its values)"
+
   /** `f` without its dynamic partition pruning tests (Spark's `PartitionPruning`), which run only where a
    *  broadcast or a reused exchange serves them: its input where it tests nothing else. */
   def withoutRuntimePruning(f: Filter): Option[LogicalPlan] = {

@@ -1034,4 +1034,18 @@ class EstimatorSuite extends ArrnfSparkSuite {
       assert(e.rows.isEmpty && e.source == Estimator.CachedColumns, e)
     } finally cached.unpersist()
   }
+
+  test("a grouping by a struct's field or a map's value, which no pass counts: unknown, without sending the user to the sketch pass") {
+    tableOf("est_nested", 1000, "id", "id % 7 AS k", "named_struct('x', id % 3) AS st", "map('a', id % 2) AS m", "make_dt_interval(id % 4) AS dt")
+    sketch("est_nested")
+    for (key <- Seq("st.x", "m['a']", "dt")) {
+      val e = estimateOf(s"SELECT $key AS g, count(*) AS n FROM est_nested GROUP BY 1")
+      assert(e.rows.isEmpty && e.source == Estimator.UncountedTypes, key -> e)
+    }
+    // (a column the pass counts is estimated; one of another, unsketched table still says to take the pass)
+    assert(estimateOf("SELECT k, count(*) FROM est_nested GROUP BY k").rows.exists(r => r >= 6 && r <= 8))
+    tableOf("est_nested_unsketched", 1000, "id", "id % 7 AS k", "named_struct('x', id % 3) AS st")
+    val both = estimateOf("SELECT st.x, k, count(*) FROM est_nested_unsketched GROUP BY 1, 2")
+    assert(both.rows.isEmpty && both.source == Estimator.NoColumnStatistics, both)
+  }
 }
