@@ -4,7 +4,7 @@ import scala.util.Try
 
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Expression}
 import org.apache.spark.sql.catalyst.expressions.aggregate._
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, LocalLimit, LogicalPlan, Project, RepartitionOperation}
 import org.apache.spark.sql.catalyst.plans.logical.statsEstimation.EstimationUtils
 
 import arrnf.model.{AggKind, Consumer, Cost, Head, HeadKind, Mode}
@@ -27,7 +27,7 @@ import arrnf.model.{AggKind, Consumer, Cost, Head, HeadKind, Mode}
  * ArrangeBy's rows (the sorted, hashed, broadcast or shuffled copy of the block), the groups of a
  * Reduce, Distinct or Threshold (Spark's hash aggregate holds its groups, not its input), the input
  * of a window Reduce (Spark's window buffer and its sort hold every row) and of a TopK (bounded by
- * its limit when it has no groups: Spark keeps the first rows per partition); a rank limit's
+ * its limit when it has no groups: Spark keeps the first rows per task, as many times as its input has tasks); a rank limit's
  * (`rank() … <= k`, Spark's WindowGroupLimit) are the rows it keeps, k per window partition: Spark
  * sorts each task's input, keeps the first k of each window partition, and sorts those again
  * after the shuffle (its state measured: TPC-DS q67's 2,225 rows of 5 million). Bytes are Spark's
@@ -107,13 +107,17 @@ object CostModel {
     val values: Seq[Attribute] = arrangedOut.filterNot(refs.contains)
     val ranked = h.kind == HeadKind.TopK && h.mode.exists(_.isInstanceOf[Mode.RankedBy])
     val (estimated, source) = if (streaming) (None, "unknown: a stream") else estimateRows(if (ranked) plan else arranged, estimate)
-    // Spark's TakeOrderedAndProject keeps at most limit + offset rows per partition, the result as
-    // many: where its input's rows are unknown, that many (the plan's shape, as Spark's estimate of a limit).
+    // Spark's LIMIT and TakeOrderedAndProject keep at most limit + offset rows per task of their
+    // input and shuffle them to one: where the input has more, at least that many, as many times as
+    // it has tasks (known when it runs; the plan's shape: no statistic tells the limit's rows as such).
+    // A repartition in the block shuffles every row of its input first: that is its largest state.
     val limit = h.limit.filter(_ => h.kind == HeadKind.TopK && h.keys.forall(_.isEmpty) && h.mode.isEmpty)
       .map(_ + h.offset.getOrElse(0L))
+    val repartitioned = limit.flatMap(_ => repartitionIn(input)).map(estimateRows(_, estimate)).filter(_._1.isDefined)
     val (rows, rowsSource) = (limit, estimated) match {
-      case (Some(l), Some(e)) => (Some(e.min(l)), source)
-      case (Some(l), None) => (Some(l), Estimator.PlanShape)
+      case (Some(l), _) if repartitioned.exists(_._1.get > l) => repartitioned.get
+      case (Some(l), Some(e)) if e <= l => (Some(e), source)
+      case (Some(l), _) => (Some(l), Estimator.PlanShape)
       case (None, e) => (e, source)
     }
     val held = arranged match {
@@ -128,6 +132,13 @@ object CostModel {
     val rowSize = Try(EstimationUtils.getSizePerRow(held)).getOrElse(BigInt(8 + 8 * held.size))
     val bytes = rows.map(r => (BigInt(r) * rowSize).min(BigInt(Long.MaxValue)).toLong)
     Cost(n, rule, h.keys, values.map(_.name), rows, bytes, rowsSource, why)
+  }
+
+  /** A repartition (`repartition(n)`, `REPARTITION` hint) below `p` through its projections and filters: in `p`'s block. */
+  private def repartitionIn(p: LogicalPlan): Option[LogicalPlan] = p match {
+    case r: RepartitionOperation => Some(r)
+    case _: Project | _: Filter | _: LocalLimit => repartitionIn(p.children.head)
+    case _ => None
   }
 
   /** Rows of `p` from [[Estimator]] (None and `unknown` where nothing is known). */

@@ -1048,4 +1048,24 @@ class EstimatorSuite extends ArrnfSparkSuite {
     val both = estimateOf("SELECT st.x, k, count(*) FROM est_nested_unsketched GROUP BY 1, 2")
     assert(both.rows.isEmpty && both.source == Estimator.NoColumnStatistics, both)
   }
+
+  test("a limit inside a query keeps up to its limit per task of its input: not its input's label; a repartition in its block, every row") {
+    sketch("est_fact")
+    def limit(sql: String) = program(sql).blocks.find(_.head.exists(_.kind == HeadKind.TopK)).get.cost
+    // 100 tasks of 10 rows each (the tester's 1,000 measured): 10 is the plan's shape, not `exact`
+    val many = limit("SELECT id, count(*) FROM (SELECT id FROM range(0, 1000000, 1, 100) LIMIT 10) GROUP BY id")
+    assert(many.rows.contains(10L) && many.source == Estimator.PlanShape, many)
+    val ordered = limit("SELECT id, count(*) FROM (SELECT id FROM est_fact ORDER BY k LIMIT 10) GROUP BY id")
+    assert(ordered.rows.contains(10L) && ordered.source == Estimator.PlanShape, ordered)
+    // fewer rows than the limit: all of them, as known
+    val few = limit("SELECT id, count(*) FROM (SELECT id FROM est_fact WHERE k = 3 LIMIT 1000) GROUP BY id")
+    assert(few.rows.exists(_ < 1000L) && few.source.startsWith("estimate: file metadata, sketch"), few)
+    // a repartition shuffles the whole table in the limit's block (the tester's 100,000×: 10 rows printed for 1 million)
+    for (sql <- Seq("SELECT id, count(*) FROM (SELECT /*+ REPARTITION(50) */ * FROM est_fact LIMIT 10) GROUP BY id",
+                    "SELECT id, count(*) FROM (SELECT /*+ REPARTITION(50, k) */ * FROM est_fact LIMIT 10) GROUP BY id")) {
+      val c = limit(sql)
+      assert(c.rows.contains(spark.table("est_fact").count()) && c.source.startsWith("file metadata"), sql -> c)
+    }
+  }
 }
+
