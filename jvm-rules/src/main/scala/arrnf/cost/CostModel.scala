@@ -27,8 +27,8 @@ import arrnf.model.{AggKind, Consumer, Cost, Head, HeadKind, Mode}
  * ArrangeBy's rows (the sorted, hashed, broadcast or shuffled copy of the block), the groups of a
  * Reduce, Distinct or Threshold (Spark's hash aggregate holds its groups, not its input), the input
  * of a window Reduce (Spark's window buffer and its sort hold every row) and of a TopK (bounded by
- * its limit when it has no groups: Spark keeps the first rows per task, as many times as its input has tasks); a rank limit's
- * (`rank() … <= k`, Spark's WindowGroupLimit) are the rows it keeps, k per window partition: Spark
+ * its limit when it has no groups: Spark keeps the first rows of each task of its input); a rank
+ * limit's (`rank() … <= k`, Spark's WindowGroupLimit) are the rows it keeps, k per window partition: Spark
  * sorts each task's input, keeps the first k of each window partition, and sorts those again
  * after the shuffle (its state measured: TPC-DS q67's 2,225 rows of 5 million). Bytes are Spark's
  * row size (an UnsafeRow: 8 bytes of header, 8 per column, strings' lengths; Catalyst's
@@ -113,9 +113,10 @@ object CostModel {
     // A repartition in the block shuffles every row of its input first: that is its largest state.
     val limit = h.limit.filter(_ => h.kind == HeadKind.TopK && h.keys.forall(_.isEmpty) && h.mode.isEmpty)
       .map(_ + h.offset.getOrElse(0L))
-    val repartitioned = limit.flatMap(_ => repartitionIn(input)).map(estimateRows(_, estimate)).filter(_._1.isDefined)
+    val repartitioned = limit.flatMap(_ => repartitionIn(input)).map(estimateRows(_, estimate))
     val (rows, rowsSource) = (limit, estimated) match {
-      case (Some(l), _) if repartitioned.exists(_._1.get > l) => repartitioned.get
+      // (its rows unknown: so is the block's state)
+      case (Some(l), _) if repartitioned.exists(_._1.forall(_ > l)) => repartitioned.get
       case (Some(l), Some(e)) if e <= l => (Some(e), source)
       case (Some(l), _) => (Some(l), Estimator.PlanShape)
       case (None, e) => (e, source)

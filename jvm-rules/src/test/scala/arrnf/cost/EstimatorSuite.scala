@@ -1066,6 +1066,10 @@ class EstimatorSuite extends ArrnfSparkSuite {
       val c = limit(sql)
       assert(c.rows.contains(spark.table("est_fact").count()) && c.source.startsWith("file metadata"), sql -> c)
     }
+    // ... and where the repartitioned rows are unknown, so is the block's state (not the limit's 10)
+    tableOf("est_limit_unsketched", 1000, "id", "id % 7 AS k")
+    val unknown = limit("SELECT id, count(*) FROM (SELECT /*+ REPARTITION(50) */ * FROM est_limit_unsketched WHERE k = 3 LIMIT 10) GROUP BY id")
+    assert(unknown.rows.isEmpty && unknown.source.startsWith("unknown"), unknown)
   }
 }
 
